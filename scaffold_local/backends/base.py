@@ -1,0 +1,97 @@
+"""The batch-first backend protocol every engine implements.
+
+A backend takes the whole list of requests and returns one result per request, in order. One
+failing request never fails the batch: it comes back with finish_reason "error" and its message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Sampling(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    max_tokens: int = Field(ge=1)  # required: engines' own defaults (vLLM: 16) silently truncate
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = 0
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str  # echoed back, e.g. "doc-3/system-b/facts"
+    messages: tuple[Message, ...]  # the backend applies the chat template
+    json_schema: dict[str, Any] | None
+    sampling: Sampling
+    # Structured inputs the prompt was rendered from. Engines ignore it; test doubles answer from
+    # it and traces keep it. It is not part of the cache key: the messages already determine it.
+    context: dict[str, Any] = Field(default_factory=dict)
+
+    def cache_key(self, judge_fingerprint: str) -> str:
+        """What determines the output: judge, messages, schema, sampling. Ids and context do not."""
+        payload = {
+            "judge": judge_fingerprint,
+            "messages": [m.model_dump() for m in self.messages],
+            "schema": self.json_schema,
+            "sampling": self.sampling.model_dump(),
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+class Usage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    cached_prompt_tokens: int | None = None
+
+
+FinishReason = Literal["stop", "length", "error"]
+
+
+class Result(BaseModel):
+    id: str
+    text: str | None
+    finish_reason: FinishReason
+    usage: Usage | None = None
+    error: str | None = None
+    latency_s: float | None = None
+
+
+class BackendError(RuntimeError):
+    """A backend that cannot start or serve at all (as opposed to one failed request)."""
+
+    def __init__(self, message: str, *, backend: str, hint: str = "", retryable: bool = False):
+        super().__init__(f"[{backend}] {message}" + (f"\nhint: {hint}" if hint else ""))
+        self.backend = backend
+        self.hint = hint
+        self.retryable = retryable
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+
+    def generate(self, requests: Sequence[Request]) -> list[Result]:
+        """One result per request, same order, ids echoed; per-item errors, never a failed batch."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Provenance: engine, versions, structured-output backend, settings that shape outputs."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def error_results(requests: Sequence[Request], message: str) -> list[Result]:
+    return [Result(id=r.id, text=None, finish_reason="error", error=message) for r in requests]

@@ -1,0 +1,234 @@
+"""A deterministic responder for unit tests: it computes each answer from the request itself.
+
+It reads the structured inputs the prompt was rendered from (`Request.context`) and answers with
+simple lexical rules, so a test can work out every metric by hand:
+
+- extraction: each document sentence is a fact, labelled "other" when it starts with a metadata
+  word (Published, Posted, Updated, Copyright, Contact), "main point" for the first two remaining
+  sentences, else "supporting detail". Each non-other fact yields a question whose expected answer
+  is the fact. Entities are capitalised names not at a sentence start; their attributes are the
+  sentences that mention them.
+- alignment: a fact (question) is inferred (answered) when some summary sentence contains at least
+  60% (50%) of its content words; an entity attribute is preserved when the summary names the
+  entity and some sentence holds 60% of the attribute's content words.
+- faithfulness: a sentence is faithful when 80% of its content words occur in the document, an
+  "entity error" when it has a number the document lacks, else "out-of-context error".
+- direct score: faithfulness = hallucination = round(10 x faithful share), completeness =
+  round(10 x main facts covered share), understandability = 8; each at least 1.
+
+Test hooks: a summary containing "[[responder:invalid]]" gets malformed JSON, one containing
+"[[responder:error]]" gets an engine error. Output longer than max_tokens (4 characters a token)
+is cut off with finish_reason "length". Every complete answer is checked against the schema.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import jsonschema
+
+from ..text import split_sentences
+from .base import Request, Result, Usage
+
+CHARS_PER_TOKEN = 4
+_STOPWORDS = frozenset(
+    "the and for with that this from are was were has have had its their they them will would can "
+    "could should into over under about after before than then also not but our your his her she him "
+    "who what which when where how why all any each more most some such only own same very just".split()
+)
+_METADATA = ("published", "posted", "updated", "copyright", "contact")
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w not in _STOPWORDS}
+
+
+def overlap(part: str, whole: str) -> float:
+    words = content_words(part)
+    return len(words & content_words(whole)) / len(words) if words else 0.0
+
+
+def _supporting(sentences: Sequence[str], text: str, threshold: float) -> list[int]:
+    return [i for i, s in enumerate(sentences, 1) if overlap(text, s) >= threshold]
+
+
+class ResponderBackend:
+    name = "responder"
+
+    def __init__(self, config: Any = None):
+        self.config = config
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": "responder", "structured_outputs": "computed (test double)"}
+
+    def close(self) -> None:
+        pass
+
+    def generate(self, requests: Sequence[Request]) -> list[Result]:
+        return [self._answer(r) for r in requests]
+
+    def _answer(self, request: Request) -> Result:
+        summary = request.context.get("summary", "")
+        prompt_tokens = math.ceil(sum(len(m.content) for m in request.messages) / CHARS_PER_TOKEN)
+        if "[[responder:error]]" in summary:
+            return Result(id=request.id, text=None, finish_reason="error", error="responder: injected engine error")
+        if "[[responder:invalid]]" in summary:
+            text = '{"broken": '
+        else:
+            answer = _ANSWERS[request.context["task"]](request.context, request.json_schema or {})
+            if request.json_schema:
+                jsonschema.validate(answer, request.json_schema)  # a responder bug, not a model error
+            text = json.dumps(answer, separators=(",", ":"))
+        limit = request.sampling.max_tokens * CHARS_PER_TOKEN
+        finish = "length" if len(text) > limit else "stop"
+        text = text[:limit]
+        usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=math.ceil(len(text) / CHARS_PER_TOKEN))
+        return Result(id=request.id, text=text, finish_reason=finish, usage=usage)
+
+
+# ---------------------------------------------------------------- answers per task
+
+
+def _bound(schema: dict[str, Any], *path: str) -> dict[str, Any]:
+    node = schema
+    for key in path:
+        node = node[key]
+    return node
+
+
+def _clip(text: str, max_chars: int) -> str:
+    return text[:max_chars]
+
+
+def _document_facts(document: str) -> list[tuple[str, str]]:
+    facts, main_left = [], 2
+    for sentence in split_sentences(document):
+        if sentence.lower().startswith(_METADATA):
+            label = "other"
+        elif main_left:
+            label, main_left = "main point", main_left - 1
+        else:
+            label = "supporting detail"
+        facts.append((sentence, label))
+    return facts
+
+
+def _extract_facts(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    items = _bound(schema, "properties", "facts")
+    max_chars = items["items"]["properties"]["fact"]["maxLength"]
+    facts = _document_facts(ctx["document"])[: items["maxItems"]]
+    return {"facts": [{"fact": _clip(f, max_chars), "label": label} for f, label in facts]}
+
+
+def _extract_questions(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    items = _bound(schema, "properties", "questions")
+    max_chars = items["items"]["properties"]["question"]["maxLength"]
+    questions = [
+        {
+            "question": _clip(f"What does the document state about: {' '.join(fact.split()[:6])}?", max_chars),
+            "expected_answer": _clip(fact, max_chars),
+            "provenance": f"Sentence {i}",
+            "label": label,
+        }
+        for i, (fact, label) in enumerate(_document_facts(ctx["document"]), 1)
+        if label != "other"
+    ]
+    return {"questions": questions[: items["maxItems"]]}
+
+
+def _entity_names(document: str) -> list[str]:
+    names: list[str] = []
+    for sentence in split_sentences(document):
+        for match in re.finditer(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*", sentence):
+            if match.start() > 0 and match.group() not in names:
+                names.append(match.group())
+    return names
+
+
+def _extract_entities(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    items = _bound(schema, "properties", "entities")
+    entity = items["items"]["properties"]
+    max_attributes = entity["attributes"]["maxItems"]
+    max_chars = entity["attributes"]["items"]["properties"]["attribute"]["maxLength"]
+    facts = _document_facts(ctx["document"])
+    entities = []
+    for name in _entity_names(ctx["document"])[: items["maxItems"]]:
+        attributes = [{"attribute": _clip(f, max_chars), "label": label} for f, label in facts if name in f]
+        entities.append({"name": _clip(name, entity["name"]["maxLength"]), "kind": "name",
+                         "attributes": attributes[:max_attributes]})
+    return {"entities": entities}
+
+
+def _justify(cited: list[int]) -> str:
+    return f"matched sentences {cited}" if cited else "no sentence matches"
+
+
+def _align(items: list[dict[str, Any]], sentences: list[str], text_key: str, verdict: str,
+           threshold: float, schema: dict[str, Any]) -> dict[str, Any]:
+    answer = {}
+    for item in items:
+        cited = _supporting(sentences, item[text_key], threshold)
+        max_cited = schema["properties"][item["id"]]["properties"]["sentence_ids"]["maxItems"]
+        answer[item["id"]] = {"justification": _justify(cited), "sentence_ids": cited[:max_cited], verdict: bool(cited)}
+    return answer
+
+
+def _align_facts(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    return _align(ctx["facts"], ctx["sentences"], "text", "inferred", 0.6, schema)
+
+
+def _align_questions(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    return _align(ctx["questions"], ctx["sentences"], "expected_answer", "answered", 0.5, schema)
+
+
+def _align_entities(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    summary = ctx["summary"].lower()
+    answer = {}
+    for entity in ctx["entities"]:
+        named = entity["name"].lower() in summary
+        kept = [a["id"] for a in entity["attributes"] if named and _supporting(ctx["sentences"], a["text"], 0.6)]
+        answer[entity["id"]] = {"justification": "named in summary" if named else "not named",
+                                "preserved_attribute_ids": kept}
+    return answer
+
+
+def _sentence_category(sentence: str, document: str) -> str:
+    if overlap(sentence, document) >= 0.8:
+        return "no error"
+    document_numbers = set(re.findall(r"\d+", document))
+    if any(n not in document_numbers for n in re.findall(r"\d+", sentence)):
+        return "entity error"
+    return "out-of-context error"
+
+
+def _check_faithfulness(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        f"S{i}": {"reason": "lexical check", "category": _sentence_category(s, ctx["document"])}
+        for i, s in enumerate(ctx["sentences"], 1)
+    }
+
+
+def _direct_score(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    sentences = split_sentences(ctx["summary"])
+    faithful = sum(_sentence_category(s, ctx["document"]) == "no error" for s in sentences) / max(len(sentences), 1)
+    main = [f for f, label in _document_facts(ctx["document"]) if label == "main point"]
+    covered = sum(bool(_supporting(sentences, f, 0.6)) for f in main) / max(len(main), 1)
+    grade = lambda share: max(1, round(10 * share))  # noqa: E731
+    return {"rationale": "lexical grades", "faithfulness": grade(faithful), "completeness": grade(covered),
+            "understandability": 8, "hallucination": grade(faithful)}
+
+
+_ANSWERS = {
+    "extract_facts": _extract_facts,
+    "extract_questions": _extract_questions,
+    "extract_entities": _extract_entities,
+    "align_facts": _align_facts,
+    "align_questions": _align_questions,
+    "align_entities": _align_entities,
+    "check_faithfulness": _check_faithfulness,
+    "direct_score": _direct_score,
+}

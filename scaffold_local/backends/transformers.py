@@ -1,0 +1,258 @@
+"""Hugging Face transformers engine with outlines enforcing each request's JSON schema.
+
+The only module that imports torch, transformers and outlines. Requests that share a schema and a
+token budget (all summaries of one scaffold with equal sentence counts) run as one padded batch
+through `model.generate`, with an outlines logits processor built from the configured grammar
+engine (xgrammar, outlines_core or llguidance).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..config import ModelConfig
+from ..embedded import resolve_model_path
+from .base import BackendError, Request, Result, Usage, error_results
+
+GRAMMAR_ENGINES = ("xgrammar", "outlines_core", "llguidance")
+
+
+class TransformersOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
+    device: str = "auto"  # "cpu", "cuda", "cuda:1", or "auto"
+    batch_size: int = 8
+    threads: int | None = None  # CPU threads for torch; None keeps torch's default
+
+
+def convert_gguf_to_safetensors(gguf: Path, target: Path) -> None:
+    """Dequantize a GGUF checkpoint into a plain safetensors folder. A GGUF-loaded model cannot be
+    saved directly (it is marked quantized), so its weights go into a fresh model built from the
+    same config without the quantization entry."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()  # the dequantization notices and progress bars are noise here
+    hf_logging.disable_progress_bar()
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    fresh = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    fresh.load_state_dict(loaded.state_dict(), strict=True)
+    fresh.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+class TransformersBackend:
+    name = "transformers"
+
+    def __init__(self, config: ModelConfig):
+        self.config = config
+        self.options = TransformersOptions.model_validate(config.engine)
+        if config.structured_outputs not in GRAMMAR_ENGINES:
+            raise BackendError(f"structured_outputs={config.structured_outputs!r} is not one of {GRAMMAR_ENGINES}",
+                               backend=self.name)
+        try:
+            import outlines
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers.utils import logging as hf_logging
+        except ImportError as exc:
+            raise BackendError(f"missing dependency: {exc.name}", backend=self.name,
+                               hint="pip install 'scaffold-local[cpu]' (CPU) or 'scaffold-local[gpu]'") from None
+        self._torch = torch
+        hf_logging.disable_progress_bar()  # our own progress bars report the work
+        if self.options.threads:
+            torch.set_num_threads(self.options.threads)
+        device = self.options.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = device
+        self.path = resolve_model_path(config.model)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+        self.tokenizer.padding_side = "left"  # decoder-only batches pad on the left
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.model = AutoModelForCausalLM.from_pretrained(
+            self.path, dtype=getattr(torch, self.options.dtype), local_files_only=True
+        ).to(device).eval()
+        self._stop_ids = self._eos_ids()
+        self._grammar = self._grammar_backend(outlines.from_transformers(self.model, self.tokenizer))
+
+    def _eos_ids(self) -> set[int]:
+        ids = self.model.generation_config.eos_token_id
+        ids = set(ids if isinstance(ids, list) else [ids] if ids is not None else [])
+        if self.tokenizer.eos_token_id is not None:
+            ids.add(self.tokenizer.eos_token_id)
+        return ids
+
+    def _grammar_backend(self, outlines_model: Any) -> Any:
+        from outlines.backends import LLGuidanceBackend, OutlinesCoreBackend, XGrammarBackend
+
+        engine = {"xgrammar": XGrammarBackend, "outlines_core": OutlinesCoreBackend, "llguidance": LLGuidanceBackend}
+        return engine[self.config.structured_outputs](outlines_model)
+
+    def _logits_processor(self, schema: dict[str, Any]) -> Any:
+        """A fresh (stateful) outlines processor for one batch. Compact whitespace is enforced in
+        each engine's own way: unbounded JSON whitespace lets a small model pad until max_tokens."""
+        compact = self.config.whitespace == "compact"
+        engine = self.config.structured_outputs
+        if engine == "xgrammar":
+            from outlines.backends.xgrammar import XGrammarLogitsProcessor
+
+            # outlines does not pass xgrammar's whitespace switch through, so compile here, with the
+            # compiler outlines built (it caches compiled grammars by schema).
+            compiled = self._grammar.grammar_compiler.compile_json_schema(json.dumps(schema), any_whitespace=not compact)
+            return XGrammarLogitsProcessor(compiled, "torch")
+        if engine == "outlines_core":
+            return self._grammar.get_json_schema_logits_processor(json.dumps(schema), r"[ ]?" if compact else None)
+        if compact:
+            schema = {**schema, "x-guidance": {"whitespace_flexible": False}}
+        return self._grammar.get_json_schema_logits_processor(json.dumps(schema))
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "engine": "transformers",
+            "model_path": str(self.path),
+            "device": self.device,
+            "dtype": self.options.dtype,
+            "structured_outputs": f"outlines/{self.config.structured_outputs}",
+            "whitespace": self.config.whitespace,
+            "versions": {d: _version(d) for d in ("torch", "transformers", "outlines", "outlines_core", "xgrammar", "llguidance")},
+        }
+
+    def close(self) -> None:
+        self.model = None
+
+    # ------------------------------------------------------------ generation
+
+    def generate(self, requests: Sequence[Request]) -> list[Result]:
+        """Rows of one `generate` call may carry different schemas and budgets: each row gets its
+        own outlines processor and its own token budget, so all summaries of a scaffold (whatever
+        their sentence counts) and all judgment tasks decode together."""
+        results: list[Result | None] = [None] * len(requests)
+        groups: dict[tuple[float, float, int | None], list[int]] = {}
+        for index, request in enumerate(requests):
+            s = request.sampling
+            groups.setdefault((s.temperature, s.top_p, s.seed), []).append(index)
+        size = self.options.batch_size
+        for indices in groups.values():
+            for start in range(0, len(indices), size):
+                chunk = indices[start : start + size]
+                try:
+                    batch = self._generate_batch([requests[i] for i in chunk])
+                except Exception as exc:  # one failed batch is per-item errors, not a failed run
+                    batch = error_results([requests[i] for i in chunk], f"{type(exc).__name__}: {exc}")
+                for i, result in zip(chunk, batch):
+                    results[i] = result
+        return results  # type: ignore[return-value]
+
+    def _generate_batch(self, batch: Sequence[Request]) -> list[Result]:
+        torch = self._torch
+        prompts = [
+            self.tokenizer.apply_chat_template([m.model_dump() for m in r.messages], add_generation_prompt=True, tokenize=False)
+            for r in batch
+        ]
+        prompt_lengths = [len(self.tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+        results: list[Result] = [
+            Result(id=r.id, text=None, finish_reason="error",
+                   error=f"prompt of {n} tokens + max_tokens {r.sampling.max_tokens} exceeds max_model_len {self.config.max_model_len}")
+            for r, n in zip(batch, prompt_lengths)
+        ]
+        runnable = [i for i, r in enumerate(batch) if prompt_lengths[i] + r.sampling.max_tokens <= self.config.max_model_len]
+        if not runnable:
+            return results
+        rows = [batch[i] for i in runnable]
+        encoded = self.tokenizer([prompts[i] for i in runnable], return_tensors="pt", padding=True,
+                                 add_special_tokens=False).to(self.device)
+        prompt_width = encoded["input_ids"].shape[1]
+        budgets = [r.sampling.max_tokens for r in rows]
+        constraint = _RowwiseConstraint(
+            [self._logits_processor(r.json_schema) if r.json_schema else None for r in rows], prompt_width, budgets,
+            self._stop_ids,
+        )
+        sampling = rows[0].sampling
+        sample = sampling.temperature > 0
+        if sampling.seed is not None:
+            torch.manual_seed(sampling.seed)
+        started = time.perf_counter()
+        with torch.inference_mode():
+            output = self.model.generate(
+                **encoded,
+                max_new_tokens=max(budgets),
+                do_sample=sample,
+                temperature=sampling.temperature if sample else None,
+                top_p=sampling.top_p if sample else None,
+                top_k=None,
+                logits_processor=[constraint],
+                stopping_criteria=[constraint.budget_reached],
+                pad_token_id=self.tokenizer.pad_token_id,
+                eos_token_id=sorted(self._stop_ids),
+            )
+        elapsed = time.perf_counter() - started
+        generated = output[:, prompt_width:].tolist()
+        for i, row, budget in zip(runnable, generated, budgets):
+            row = row[:budget]
+            stop_at = next((k for k, token in enumerate(row) if token in self._stop_ids), None)
+            tokens = row if stop_at is None else row[:stop_at]
+            results[i] = Result(
+                id=batch[i].id,
+                text=self.tokenizer.decode(tokens, skip_special_tokens=True),
+                finish_reason="length" if stop_at is None else "stop",
+                usage=Usage(prompt_tokens=prompt_lengths[i], completion_tokens=len(tokens) + (stop_at is not None)),
+                latency_s=round(elapsed, 3),
+            )
+        return results
+
+
+class _RowwiseConstraint:
+    """Applies each row's own outlines processor to that row's logits, and tracks per-row token
+    budgets. A row that has emitted a stop token or spent its budget is left alone (transformers
+    pads it), so no grammar engine ever sees tokens after its own end."""
+
+    def __init__(self, processors: list[Any], prompt_width: int, budgets: list[int], stop_ids: set[int]):
+        self.processors = processors
+        self.prompt_width = prompt_width
+        self.budgets = budgets
+        self.stop_ids = stop_ids
+        self.finished = [False] * len(processors)
+
+    def _update_finished(self, input_ids: Any) -> None:
+        produced = input_ids.shape[1] - self.prompt_width
+        if produced == 0:
+            return
+        last = input_ids[:, -1].tolist()
+        for i, token in enumerate(last):
+            if token in self.stop_ids or produced >= self.budgets[i]:
+                self.finished[i] = True
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        self._update_finished(input_ids)
+        for i, processor in enumerate(self.processors):
+            if processor is not None and not self.finished[i]:
+                scores[i : i + 1] = processor(input_ids[i : i + 1], scores[i : i + 1])
+        return scores
+
+    def budget_reached(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        """transformers StoppingCriteria: per-row bool tensor, true once a row spent its budget."""
+        import torch
+
+        produced = input_ids.shape[1] - self.prompt_width
+        return torch.tensor([produced >= b for b in self.budgets], device=input_ids.device)

@@ -1,0 +1,225 @@
+"""Command line: a thin typer layer over the Python API (Pipeline, load_input, report)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+app = typer.Typer(
+    help="Semantic Scaffold summary evaluation with open-weight judges on local hardware.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+console = Console()
+err = Console(stderr=True)
+
+DEFAULT_STORE = Path(os.environ.get("SCAFFOLD_LOCAL_STORE", "scaffold_store"))
+
+InputArg = Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file, or a folder saved with datasets' save_to_disk")]
+ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="model config name (see `models`) or path to a .toml")]
+StoreOpt = Annotated[Path, typer.Option("--store", help="folder for scaffolds and runs [env SCAFFOLD_LOCAL_STORE]")]
+DocumentField = Annotated[str, typer.Option(help="input field holding the source document")]
+SummaryField = Annotated[str, typer.Option(help="input field holding the candidate summary")]
+SystemField = Annotated[str, typer.Option(help="input field naming the system that wrote the summary")]
+ReferenceField = Annotated[Optional[str], typer.Option(help="optional field with reference summaries (text or list)")]
+DocIdField = Annotated[Optional[str], typer.Option(help="optional field with a document id (default: content hash)")]
+SplitOpt = Annotated[Optional[str], typer.Option(help="split of a saved DatasetDict")]
+BatchOpt = Annotated[Optional[int], typer.Option(min=8, help="requests per engine call [default: the config's requests_per_call]")]
+
+
+@contextlib.contextmanager
+def _rich_progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=False) as progress:
+        task = progress.add_task(label, total=total)
+        yield lambda n: progress.advance(task, n)
+
+
+def _load(input_path: Path, document_field: str, summary_field: str, system_field: str,
+          reference_field: str | None, doc_id_field: str | None, split: str | None):
+    from .data import FieldMap, InputError, load_input
+
+    fields = FieldMap(document=document_field, summary=summary_field, system=system_field,
+                      reference=reference_field, doc_id=doc_id_field)
+    try:
+        loaded = load_input(input_path, fields, split)
+    except InputError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    for issue in loaded.issues:
+        err.print(f"[{'red' if issue.severity == 'error' else 'yellow'}]{issue}[/]", highlight=False)
+    if not loaded.candidates:
+        err.print("[red]error:[/red] no usable records in the input")
+        raise typer.Exit(2)
+    return loaded
+
+
+def _pipeline(model: str | None, store: Path, batch_requests: int | None):
+    from .config import ModelConfig
+    from .pipeline import Pipeline
+
+    try:
+        config = ModelConfig.load(model)
+    except (FileNotFoundError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    return Pipeline(config, store, progress=_rich_progress, batch_requests=batch_requests)
+
+
+@contextlib.contextmanager
+def _engine_errors() -> Iterator[None]:
+    from .backends import BackendError
+
+    try:
+        yield
+    except (BackendError, FileNotFoundError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
+
+
+@app.command()
+def score(
+    input_path: InputArg,
+    model: ModelOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    run_name: Annotated[Optional[str], typer.Option(help="run folder name (default: derived from input, model and prompts)")] = None,
+    document_field: DocumentField = "document",
+    summary_field: SummaryField = "summary",
+    system_field: SystemField = "system",
+    reference_field: ReferenceField = "reference",
+    doc_id_field: DocIdField = "doc_id",
+    split: SplitOpt = None,
+    batch_requests: BatchOpt = None,
+) -> None:
+    """Extract scaffolds (once per document), align every summary, compute every metric.
+
+    Re-running the same command resumes: stored scaffolds and finished judgments are reused."""
+    from .report import systems_table
+    from .store import SpecMismatch
+
+    loaded = _load(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, split)
+    pipeline = _pipeline(model, store, batch_requests)
+    err.print(f"{len(loaded.documents)} documents, {len(loaded.candidates)} summaries from {len(loaded.systems)} systems; "
+              f"judge: {pipeline.config.name} ({pipeline.config.backend})")
+    with _engine_errors():
+        try:
+            outcome = pipeline.score(loaded, run_name)
+        except SpecMismatch as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
+        finally:
+            pipeline.close()
+    ex = outcome.extraction
+    err.print(f"scaffolds: {ex.computed} extracted, {ex.reused} reused from the store; "
+              f"judgments: {outcome.requests_sent} sent, {outcome.requests_reused} reused"
+              + (" (resumed run)" if outcome.resumed else ""))
+    if outcome.validation_failures or outcome.engine_errors:
+        err.print(f"[yellow]{outcome.validation_failures} outputs failed validation (kept with their raw text); "
+                  f"{outcome.engine_errors} engine errors (retried on the next run)[/yellow]")
+    for key, reason in outcome.failed_summaries.items():
+        err.print(f"[yellow]not judged: {key}: {reason}[/yellow]")
+    console.print(systems_table(outcome.systems, f"{outcome.run_dir.name}: per-system means"))
+    console.print(f"run folder: {outcome.run_dir}  (systems.json/.csv, summaries.jsonl/.csv/.parquet, records.jsonl)")
+
+
+@app.command()
+def extract(
+    input_path: InputArg,
+    model: ModelOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    document_field: DocumentField = "document",
+    summary_field: SummaryField = "summary",
+    system_field: SystemField = "system",
+    doc_id_field: DocIdField = "doc_id",
+    split: SplitOpt = None,
+    batch_requests: BatchOpt = None,
+) -> None:
+    """Extract and store scaffolds only (no judgments)."""
+    from rich.table import Table
+
+    loaded = _load(input_path, document_field, summary_field, system_field, None, doc_id_field, split)
+    pipeline = _pipeline(model, store, batch_requests)
+    with _engine_errors():
+        try:
+            outcome = pipeline.extract(list(loaded.documents.values()))
+        finally:
+            pipeline.close()
+    table = Table(title=f"Scaffolds ({outcome.computed} extracted, {outcome.reused} reused)", title_justify="left")
+    for column in ("doc_id", "facts main/supp/other", "questions main/supp/other", "entities", "attributes", "scaffold"):
+        table.add_column(column)
+
+    def counts(items) -> str:
+        if items is None:
+            return "failed"
+        return "/".join(str(sum(i.label == label for i in items)) for label in ("main point", "supporting detail", "other"))
+
+    for doc_id, s in outcome.scaffolds.items():
+        table.add_row(doc_id, counts(s.facts), counts(s.questions),
+                      "failed" if s.entities is None else str(len(s.entities)),
+                      "failed" if s.entities is None else str(len(s.attributes())),
+                      str(pipeline.scaffolds.path(s.key)))
+    for doc_id, reason in outcome.unavailable.items():
+        table.add_row(doc_id, "-", "-", "-", "-", f"[red]{reason}[/red]")
+    console.print(table)
+    for doc_id, s in outcome.scaffolds.items():
+        for view, reason in s.failures.items():
+            err.print(f"[yellow]{doc_id}: {view} extraction failed: {reason}[/yellow]")
+
+
+@app.command()
+def show(
+    run_dir: Annotated[Path, typer.Argument(help="a run folder (printed by `score`)")],
+    summary: Annotated[Optional[str], typer.Option("--summary", "-s", help="DOC_ID/SYSTEM: item-level evidence for one summary")] = None,
+) -> None:
+    """Print a finished run: the per-system table, or the evidence behind one summary's scores."""
+    from .report import FinishedRun, evidence, systems_table
+
+    try:
+        run = FinishedRun.load(run_dir)
+    except FileNotFoundError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    if summary is None:
+        console.print(systems_table(run.systems, f"{run_dir.name}: per-system means"))
+        judge = run.spec.get("judge", {})
+        console.print(f"judge: {judge.get('name')} ({judge.get('backend')}, {judge.get('model')}); "
+                      f"summaries: {len(run.summaries)}; created {run.spec.get('created_at')}")
+        return
+    try:
+        console.print(evidence(run, summary))
+    except KeyError as exc:
+        err.print(f"[red]error:[/red] {exc.args[0]}")
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def models() -> None:
+    """List the model configs in model_configs/."""
+    from rich.table import Table
+
+    from .config import DEFAULT_MODEL, available_configs
+
+    table = Table(title="Model configs", title_justify="left")
+    for column in ("name", "backend", "model", "structured outputs", "description"):
+        table.add_column(column, overflow="fold")
+    for c in available_configs():
+        table.add_row(c.name + (" (default)" if c.name == DEFAULT_MODEL else ""), c.backend, c.model,
+                      c.structured_outputs, c.description)
+    console.print(table)
+
+
+def main() -> None:  # pragma: no cover - console script entry
+    app(prog_name="scaffold-local")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

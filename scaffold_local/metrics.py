@@ -1,0 +1,240 @@
+"""Metrics as pure functions of a scaffold and one summary's judgments (METHOD.md).
+
+Nothing here knows about engines, prompts or files. Undefined values are None with a reason; they
+are left out of means, and every mean reports how many summaries it left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import fmean
+
+from pydantic import BaseModel
+
+from .schemas import Scaffold
+
+# Machine-readable key -> display name, in display order.
+METRICS: dict[str, str] = {
+    "fps": "FPS",
+    "qps": "QPS",
+    "eps": "EPS",
+    "f": "F",
+    "fc": "FC",
+    "main_fc": "Main FC",
+    "supp_fc": "Supp FC",
+    "fact_focus": "Fact Focus",
+    "qc": "QC",
+    "ds_faithfulness": "DS Faithfulness",
+    "ds_completeness": "DS Completeness",
+    "ds_understandability": "DS Understandability",
+    "ds_hallucination": "DS Hallucination",
+    "rouge_l": "ROUGE-L",
+}
+DIRECT_SCORE_AXES = ("faithfulness", "completeness", "understandability", "hallucination")
+SCORED_LABELS = ("main point", "supporting detail")  # "other" never affects a score
+
+
+def ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def preference_score(main_hit: int, main_total: int, supp_hit: int, supp_total: int) -> float | None:
+    """FPS / QPS: main recall x (1 - supporting recall). Undefined without main items; with no
+    supporting items the penalty factor is 1."""
+    if main_total == 0:
+        return None
+    penalty = 1.0 - supp_hit / supp_total if supp_total else 1.0
+    return main_hit / main_total * penalty
+
+
+@dataclass
+class Judgments:
+    """One summary's normalized verdicts. A field is None when that judgment failed or was not
+    available; `failures` holds the reason under the judgment's name."""
+
+    fact_inferred: Mapping[str, bool] | None = None
+    fact_sentences: Mapping[str, Sequence[int]] = field(default_factory=dict)
+    question_answered: Mapping[str, bool] | None = None
+    preserved_attributes: frozenset[str] | None = None
+    sentence_faithful: Sequence[bool] | None = None
+    direct_score: Mapping[str, int] | None = None
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+class SummaryScores(BaseModel):
+    doc_id: str
+    system: str
+    n_sentences: int
+    values: dict[str, float | None]
+    undefined: dict[str, str]
+
+
+class _Scores:
+    """Collects values and the reasons for undefined ones."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, float | None] = {}
+        self.undefined: dict[str, str] = {}
+
+    def set(self, key: str, value: float | None, reason: str) -> None:
+        self.values[key] = value
+        if value is None:
+            self.undefined[key] = reason
+
+    def unavailable(self, keys: Iterable[str], reason: str) -> None:
+        for key in keys:
+            self.set(key, None, reason)
+
+
+def _hits_by_label(labelled_hits: Iterable[tuple[str, bool]]) -> tuple[int, int, int, int]:
+    """(main hit, main total, supporting hit, supporting total); "other" items are not counted."""
+    c = Counter(labelled_hits)
+    main_hit, supp_hit = c["main point", True], c["supporting detail", True]
+    return main_hit, main_hit + c["main point", False], supp_hit, supp_hit + c["supporting detail", False]
+
+
+def score_summary(
+    scaffold: Scaffold,
+    judgments: Judgments,
+    *,
+    system: str,
+    n_sentences: int,
+    rouge_l_value: float | None = None,
+) -> SummaryScores:
+    out = _Scores()
+    fact_keys = ("fps", "fc", "main_fc", "supp_fc", "fact_focus")
+
+    if scaffold.facts is None:
+        out.unavailable(fact_keys, f"fact extraction failed: {scaffold.failures.get('facts', '?')}")
+    elif judgments.fact_inferred is None:
+        out.unavailable(fact_keys, f"fact alignment failed: {judgments.failures.get('facts', '?')}")
+    else:
+        main_hit, main_total, supp_hit, supp_total = _hits_by_label(
+            (f.label, judgments.fact_inferred[f.id]) for f in scaffold.facts)
+        out.set("fps", preference_score(main_hit, main_total, supp_hit, supp_total), "scaffold has no main facts")
+        out.set("fc", ratio(main_hit + supp_hit, main_total + supp_total), "scaffold has no main or supporting facts")
+        out.set("main_fc", ratio(main_hit, main_total), "scaffold has no main facts")
+        out.set("supp_fc", ratio(supp_hit, supp_total), "scaffold has no supporting facts")
+        aligned = {
+            s for f in scaffold.facts
+            if f.label in SCORED_LABELS and judgments.fact_inferred[f.id]
+            for s in judgments.fact_sentences.get(f.id, ())
+        }
+        out.set("fact_focus", ratio(len(aligned), n_sentences), "summary has no sentences")
+
+    question_keys = ("qps", "qc")
+    if scaffold.questions is None:
+        out.unavailable(question_keys, f"question extraction failed: {scaffold.failures.get('questions', '?')}")
+    elif judgments.question_answered is None:
+        out.unavailable(question_keys, f"question alignment failed: {judgments.failures.get('questions', '?')}")
+    else:
+        main_hit, main_total, supp_hit, supp_total = _hits_by_label(
+            (q.label, judgments.question_answered[q.id]) for q in scaffold.questions)
+        out.set("qps", preference_score(main_hit, main_total, supp_hit, supp_total), "scaffold has no main questions")
+        out.set("qc", ratio(main_hit + supp_hit, main_total + supp_total), "scaffold has no main or supporting questions")
+
+    if scaffold.entities is None:
+        out.set("eps", None, f"entity extraction failed: {scaffold.failures.get('entities', '?')}")
+    elif judgments.preserved_attributes is None:
+        out.set("eps", None, f"entity judgment failed: {judgments.failures.get('entities', '?')}")
+    else:
+        scored = [a.id for a in scaffold.attributes() if a.label in SCORED_LABELS]
+        kept = sum(1 for a in scored if a in judgments.preserved_attributes)
+        out.set("eps", ratio(kept, len(scored)), "scaffold has no main or supporting attributes")
+
+    if judgments.sentence_faithful is None:
+        reason = "summary has no sentences" if n_sentences == 0 else (
+            f"faithfulness check failed: {judgments.failures.get('faithfulness', '?')}")
+        out.set("f", None, reason)
+    else:
+        out.set("f", ratio(sum(judgments.sentence_faithful), len(judgments.sentence_faithful)), "summary has no sentences")
+
+    ds_keys = [f"ds_{axis}" for axis in DIRECT_SCORE_AXES]
+    if judgments.direct_score is None:
+        reason = "summary is empty" if n_sentences == 0 else (
+            f"direct score failed: {judgments.failures.get('direct_score', '?')}")
+        out.unavailable(ds_keys, reason)
+    else:
+        for axis in DIRECT_SCORE_AXES:
+            out.set(f"ds_{axis}", float(judgments.direct_score[axis]), "")
+
+    out.set("rouge_l", rouge_l_value, "no reference summary")
+    ordered = {k: out.values.get(k) for k in METRICS}
+    return SummaryScores(
+        doc_id=scaffold.doc_id, system=system, n_sentences=n_sentences, values=ordered, undefined=out.undefined
+    )
+
+
+# ---------------------------------------------------------------- ROUGE-L
+
+
+def rouge_tokens(text: str) -> list[str]:
+    """rouge-score's default tokenization without stemming: lower-case, runs of [a-z0-9]."""
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    previous = [0] * (len(b) + 1)
+    for token in a:
+        current = [0]
+        for j, other in enumerate(b, 1):
+            current.append(previous[j - 1] + 1 if token == other else max(previous[j], current[j - 1]))
+        previous = current
+    return previous[-1]
+
+
+def rouge_l(candidate: str, references: Sequence[str]) -> float | None:
+    """ROUGE-L F-measure (beta = 1), the best over references; None without references."""
+    refs = [r for r in references if r.strip()]
+    if not refs:
+        return None
+    cand = rouge_tokens(candidate)
+    best = 0.0
+    for ref in refs:
+        ref_tokens = rouge_tokens(ref)
+        lcs = _lcs_length(cand, ref_tokens)
+        if lcs:
+            precision, recall = lcs / len(cand), lcs / len(ref_tokens)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
+# ---------------------------------------------------------------- per-system means
+
+
+class MetricMean(BaseModel):
+    mean: float | None
+    n: int  # summaries in the mean
+    excluded: int  # summaries left out because the value is undefined for them
+    excluded_reasons: dict[str, int]
+
+
+class SystemScores(BaseModel):
+    system: str
+    n_summaries: int
+    metrics: dict[str, MetricMean]
+
+
+def system_means(rows: Sequence[SummaryScores]) -> list[SystemScores]:
+    """Mean of every metric per system over the summaries where it is defined, in order of first
+    appearance of each system."""
+    by_system: dict[str, list[SummaryScores]] = defaultdict(list)
+    for row in rows:
+        by_system[row.system].append(row)
+    result = []
+    for system, members in by_system.items():
+        metrics = {}
+        for key in METRICS:
+            defined = [r.values[key] for r in members if r.values.get(key) is not None]
+            reasons = Counter(r.undefined.get(key, "missing") for r in members if r.values.get(key) is None)
+            metrics[key] = MetricMean(
+                mean=fmean(defined) if defined else None,  # type: ignore[arg-type]
+                n=len(defined),
+                excluded=len(members) - len(defined),
+                excluded_reasons=dict(reasons),
+            )
+        result.append(SystemScores(system=system, n_summaries=len(members), metrics=metrics))
+    return result

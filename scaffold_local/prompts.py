@@ -1,0 +1,90 @@
+"""Prompt templates: versioned Jinja files in prompts/, one per task, named `<task>.v<N>.jinja`.
+
+Each file defines two blocks, `system` and `user`. Every judgment prompt is ordered fixed
+instructions -> source or scaffold -> candidate summary last, so that all summaries of one document
+share a long prompt prefix (prefix caching). The newest version of each task is used unless a
+version is pinned; the template hash goes into every run spec and every cache key (through the
+rendered messages), so editing a template can never silently reuse old results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .backends.base import Message
+from .config import resource_dir
+
+TASKS = (
+    "extract_facts",
+    "extract_questions",
+    "extract_entities",
+    "align_facts",
+    "align_questions",
+    "align_entities",
+    "check_faithfulness",
+    "direct_score",
+)
+_FILE = re.compile(r"^(?P<task>[a-z_]+)\.v(?P<version>\d+)\.jinja$")
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    task: str
+    version: int
+    source: str
+    path: Path
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
+
+    @property
+    def ref(self) -> str:
+        return f"{self.task}.v{self.version}"
+
+    def render(self, **variables: Any) -> tuple[Message, ...]:
+        template = _environment().from_string(self.source)
+        context = template.new_context(variables)
+        parts = []
+        for role in ("system", "user"):
+            if role not in template.blocks:
+                raise ValueError(f"{self.path}: missing {{% block {role} %}}")
+            text = "".join(template.blocks[role](context)).strip()
+            parts.append(Message(role=role, content=text))
+        return tuple(parts)
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    # StrictUndefined: a missing variable is an error, never an empty string in a prompt.
+    return jinja2.Environment(
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, autoescape=False
+    )
+
+
+def load_prompts(directory: Path | None = None, pins: dict[str, int] | None = None) -> dict[str, PromptTemplate]:
+    """The template for every task: the newest version, or the pinned one."""
+    directory = directory or resource_dir("prompts")
+    found: dict[str, dict[int, Path]] = {}
+    for path in directory.glob("*.jinja"):
+        match = _FILE.match(path.name)
+        if match:
+            found.setdefault(match["task"], {})[int(match["version"])] = path
+    prompts = {}
+    for task in TASKS:
+        versions = found.get(task)
+        if not versions:
+            raise FileNotFoundError(f"no template for task {task!r} in {directory}")
+        version = (pins or {}).get(task, max(versions))
+        if version not in versions:
+            raise FileNotFoundError(f"{task}.v{version}.jinja not in {directory} (have {sorted(versions)})")
+        path = versions[version]
+        prompts[task] = PromptTemplate(task, version, path.read_text(encoding="utf-8"), path)
+    return prompts

@@ -1,0 +1,278 @@
+"""Pydantic models: the scaffold, what the judge writes, and the JSON schemas derived from them.
+
+Every JSON schema sent to an engine is generated here from a pydantic model, so the grammar that
+constrains decoding and the validator that checks the output can never disagree. Alignment models
+are built per scaffold: one required property per scaffold item id, in scaffold order, so the
+grammar itself forces exactly one verdict for every item. Inside each verdict the justification
+comes before the verdict, because constrained decoding writes fields in schema order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+SCHEMA_VERSION = "1"
+
+Label = Literal["main point", "supporting detail", "other"]
+LABELS: tuple[str, ...] = get_args(Label)
+
+# FineSurE's seven error categories plus "no error".
+ErrorCategory = Literal[
+    "no error",
+    "out-of-context error",
+    "predicate error",
+    "entity error",
+    "circumstance error",
+    "coreference error",
+    "discourse link error",
+    "other error",
+]
+ERROR_CATEGORIES: tuple[str, ...] = get_args(ErrorCategory)
+
+_FORBID = ConfigDict(extra="forbid")
+
+
+class SchemaLimits(BaseModel):
+    """Bounds written into every schema. Small models need small bounds; see model_configs/."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_facts: int = Field(60, ge=1)
+    max_questions: int = Field(20, ge=1)
+    max_entities: int = Field(20, ge=1)
+    max_attributes_per_entity: int = Field(6, ge=1)
+    statement_chars: int = Field(200, ge=20, description="fact, question, answer and attribute text")
+    name_chars: int = Field(80, ge=10)
+    justification_chars: int = Field(160, ge=10)
+    max_cited_sentences: int = Field(6, ge=1, description="sentence ids one verdict may cite")
+
+
+# ---------------------------------------------------------------- the scaffold (what is stored)
+
+
+class Fact(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    text: str
+    label: Label
+
+
+class KeyQuestion(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    question: str
+    expected_answer: str
+    provenance: str
+    label: Label
+
+
+class Attribute(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    text: str
+    label: Label
+
+
+class Entity(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    name: str
+    kind: str
+    attributes: tuple[Attribute, ...]
+
+
+View = Literal["facts", "questions", "entities"]
+VIEWS: tuple[str, ...] = get_args(View)
+
+
+class Scaffold(BaseModel):
+    """The fixed reference for one source document. A view is None when its extraction failed;
+    `failures` then says why, and metrics that need that view are undefined for this document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    doc_id: str
+    document_sha256: str
+    facts: tuple[Fact, ...] | None
+    questions: tuple[KeyQuestion, ...] | None
+    entities: tuple[Entity, ...] | None
+    failures: dict[str, str] = Field(default_factory=dict)
+    dropped_duplicates: dict[str, int] = Field(default_factory=dict)
+
+    def attributes(self) -> list[Attribute]:
+        return [a for e in self.entities or () for a in e.attributes]
+
+
+# ---------------------------------------------------------------- extraction outputs (what the judge writes)
+
+
+@lru_cache(maxsize=None)
+def extraction_model(view: View, limits: SchemaLimits) -> type[BaseModel]:
+    """The schema the judge fills in to extract one scaffold view. Ids are assigned afterwards
+    (F1.., Q1.., E1.A1..) so the model never has to count."""
+    text = Annotated[str, Field(min_length=1, max_length=limits.statement_chars)]
+    if view == "facts":
+        item = create_model("ExtractedFact", __config__=_FORBID, fact=(text, ...), label=(Label, ...))
+        return create_model(
+            "FactExtraction", __config__=_FORBID,
+            facts=(list[item], Field(min_length=1, max_length=limits.max_facts)),  # type: ignore[valid-type]
+        )
+    if view == "questions":
+        item = create_model(
+            "ExtractedQuestion", __config__=_FORBID,
+            question=(text, ...), expected_answer=(text, ...),
+            provenance=(Annotated[str, Field(min_length=1, max_length=40)], ...), label=(Label, ...),
+        )
+        return create_model(
+            "QuestionExtraction", __config__=_FORBID,
+            questions=(list[item], Field(min_length=1, max_length=limits.max_questions)),  # type: ignore[valid-type]
+        )
+    if view == "entities":
+        attribute = create_model("ExtractedAttribute", __config__=_FORBID, attribute=(text, ...), label=(Label, ...))
+        name = Annotated[str, Field(min_length=1, max_length=limits.name_chars)]
+        kind = Annotated[str, Field(min_length=1, max_length=40)]
+        item = create_model(
+            "ExtractedEntity", __config__=_FORBID,
+            name=(name, ...), kind=(kind, ...),
+            attributes=(list[attribute], Field(min_length=1, max_length=limits.max_attributes_per_entity)),  # type: ignore[valid-type]
+        )
+        return create_model(
+            "EntityExtraction", __config__=_FORBID,
+            entities=(list[item], Field(min_length=1, max_length=limits.max_entities)),  # type: ignore[valid-type]
+        )
+    raise ValueError(f"unknown scaffold view {view!r}")
+
+
+# ---------------------------------------------------------------- judgment outputs, built per scaffold
+
+
+def _justification(limits: SchemaLimits) -> Any:
+    return Annotated[str, Field(max_length=limits.justification_chars)]
+
+
+@lru_cache(maxsize=None)
+def _verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits) -> type[BaseModel]:
+    # Sentence ids are bounded by the summary's own sentence count, so the grammar cannot cite a
+    # sentence that does not exist; summaries of one scaffold with equal length share a schema.
+    sentence_id = Annotated[int, Field(ge=1, le=n_sentences)]
+    return create_model(
+        f"{verdict_field.capitalize()}Verdict", __config__=_FORBID,
+        justification=(_justification(limits), ...),
+        sentence_ids=(list[sentence_id], Field(max_length=min(limits.max_cited_sentences, n_sentences))),  # type: ignore[valid-type]
+        **{verdict_field: (bool, ...)},
+    )
+
+
+@lru_cache(maxsize=512)
+def fact_alignment_model(fact_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits) -> type[BaseModel]:
+    verdict = _verdict_model("inferred", n_sentences, limits)
+    return create_model("FactAlignment", __config__=_FORBID, **{i: (verdict, ...) for i in fact_ids})
+
+
+@lru_cache(maxsize=512)
+def question_alignment_model(question_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits) -> type[BaseModel]:
+    verdict = _verdict_model("answered", n_sentences, limits)
+    return create_model("QuestionAlignment", __config__=_FORBID, **{i: (verdict, ...) for i in question_ids})
+
+
+@lru_cache(maxsize=512)
+def entity_preservation_model(
+    entity_attribute_ids: tuple[tuple[str, tuple[str, ...]], ...], limits: SchemaLimits
+) -> type[BaseModel]:
+    """One property per entity; its preserved ids are an enum of that entity's own attribute ids."""
+    fields: dict[str, Any] = {}
+    for entity_id, attribute_ids in entity_attribute_ids:
+        verdict = create_model(
+            f"Entity{entity_id}Verdict", __config__=_FORBID,
+            justification=(_justification(limits), ...),
+            preserved_attribute_ids=(list[Literal[attribute_ids]], Field(max_length=len(attribute_ids))),  # type: ignore[valid-type]
+        )
+        fields[entity_id] = (verdict, ...)
+    return create_model("EntityPreservation", __config__=_FORBID, **fields)
+
+
+@lru_cache(maxsize=512)
+def faithfulness_model(n_sentences: int, limits: SchemaLimits) -> type[BaseModel]:
+    verdict = create_model(
+        "SentenceVerdict", __config__=_FORBID,
+        reason=(_justification(limits), ...), category=(ErrorCategory, ...),
+    )
+    return create_model(
+        "SentenceFaithfulness", __config__=_FORBID, **{f"S{i}": (verdict, ...) for i in range(1, n_sentences + 1)}
+    )
+
+
+@lru_cache(maxsize=None)
+def direct_score_model(limits: SchemaLimits) -> type[BaseModel]:
+    axis = Annotated[int, Field(ge=1, le=10)]
+    return create_model(
+        "DirectScore", __config__=_FORBID,
+        rationale=(Annotated[str, Field(max_length=limits.justification_chars * 2)], ...),
+        faithfulness=(axis, ...), completeness=(axis, ...),
+        understandability=(axis, ...), hallucination=(axis, ...),
+    )
+
+
+def entity_attribute_ids(scaffold: Scaffold) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((e.id, tuple(a.id for a in e.attributes)) for e in scaffold.entities or () if e.attributes)
+
+
+# ---------------------------------------------------------------- JSON schema derivation and parsing
+
+
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema with $refs inlined and titles dropped: self-contained and compact,
+    which every grammar engine and OpenAI-compatible server accepts."""
+    raw = model.model_json_schema()
+    defs = raw.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
+            return {k: resolve(v) for k, v in node.items() if k != "title"}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    return resolve(raw)
+
+
+def schema_sha256(schema: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()
+
+
+class OutputError(ValueError):
+    """Model output that is not valid JSON for its schema, or that breaks a rule a schema cannot state."""
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    duplicates = sorted({k for k in keys if keys.count(k) > 1})
+    if duplicates:
+        raise OutputError(f"duplicate keys in output: {', '.join(duplicates)}")
+    return dict(pairs)
+
+
+def parse_output(model: type[BaseModel], text: str | None) -> BaseModel:
+    """Parse and validate one output. Duplicate keys (which json.loads would silently collapse) and
+    unknown ids are errors, never counted."""
+    if text is None or not text.strip():
+        raise OutputError("empty output")
+    try:
+        data = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        raise OutputError(f"not valid JSON: {exc}") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()[:5]
+        )
+        raise OutputError(f"schema violation: {problems}") from None

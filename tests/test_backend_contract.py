@@ -1,0 +1,82 @@
+"""One contract for every backend that can run here: order and length kept, ids echoed, output
+valid against each request's own schema, and a tiny token budget recorded as "length"."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from scaffold_local.backends import Sampling, create_backend
+from scaffold_local.config import ModelConfig
+from scaffold_local.data import Candidate, Document
+from scaffold_local.prompts import load_prompts
+from scaffold_local.schemas import Fact, KeyQuestion, Scaffold
+from scaffold_local.tasks import Judge
+from scaffold_local.text import sha256_text
+
+from .helpers import FACTORY, RESPONDER_CONFIG
+
+BACKENDS = {
+    "responder": lambda: ModelConfig.load(str(RESPONDER_CONFIG)),
+    "transformers": lambda: ModelConfig.load("smollm2-135m-transformers"),
+}
+REAL = {"transformers"}
+
+
+@pytest.fixture(scope="module", params=sorted(BACKENDS), ids=sorted(BACKENDS))
+def backend(request):
+    if request.param in REAL:
+        request.applymarker(pytest.mark.real_model)
+    config = BACKENDS[request.param]()
+    instance = create_backend(config)
+    yield config, instance
+    instance.close()
+
+
+def _requests(config: ModelConfig):
+    """Real judgment requests (mixed schemas) for two summaries, plus one with a 3-token budget."""
+    judge = Judge(config, load_prompts())
+    document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
+    scaffold = Scaffold(
+        key="k", doc_id="factory", document_sha256=document.sha256,
+        facts=(Fact(id="F1", text="Alpha Corp opened a factory in Denton on Monday.", label="main point"),
+               Fact(id="F2", text="The factory employs 200 local workers.", label="supporting detail")),
+        questions=(KeyQuestion(id="Q1", question="Where did Alpha Corp open a factory?", expected_answer="In Denton.",
+                               provenance="Sentence 1", label="main point"),),
+        entities=(),
+    )
+    one = Candidate(record=1, doc_id="factory", system="a", summary="Alpha Corp opened a factory in Denton on Monday.")
+    two = Candidate(record=2, doc_id="factory", system="b", summary="A factory opened. It employs 200 workers.")
+    planned = judge.judgment_requests(scaffold, document, one) + judge.judgment_requests(scaffold, document, two)
+    requests = [p.request for p in planned]
+    tiny = requests[0].model_copy(update={"id": "tiny", "sampling": Sampling(max_tokens=3)})
+    return requests + [tiny]
+
+
+def test_order_length_ids_and_schema_valid_outputs(backend):
+    config, instance = backend
+    requests = _requests(config)
+    results = instance.generate(requests)
+    assert len(results) == len(requests)
+    assert [r.id for r in results] == [q.id for q in requests]
+    for request, result in zip(requests[:-1], results[:-1]):
+        assert result.finish_reason == "stop", (result.id, result.error, result.text)
+        jsonschema.validate(json.loads(result.text), request.json_schema)
+        assert result.usage is not None and result.usage.completion_tokens > 0
+
+
+def test_tiny_budget_is_recorded_as_length_not_a_crash(backend):
+    config, instance = backend
+    result = instance.generate(_requests(config)[-1:])[0]
+    assert result.id == "tiny" and result.finish_reason == "length"
+    assert result.usage.completion_tokens <= 3
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(result.text)
+
+
+def test_describe_names_engine_and_structured_output_backend(backend):
+    config, instance = backend
+    description = instance.describe()
+    assert description["engine"] == config.backend and description["structured_outputs"]

@@ -1,0 +1,81 @@
+"""The command line over the responder backend, and the promise that start-up stays light."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from typer.testing import CliRunner
+
+from scaffold_local import cli
+from scaffold_local.cli import app
+
+from .helpers import RESPONDER_CONFIG
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch):
+    monkeypatch.setattr(cli.console, "width", 220)  # tables on one line each, whatever the terminal
+
+
+def test_score_then_show_table_and_evidence(small_input, tmp_path):
+    store = tmp_path / "store"
+    result = runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert "FPS" in result.output and "brief" in result.output and "details" in result.output
+    run_dir = next((store / "runs").iterdir())
+    systems = json.loads((run_dir / "systems.json").read_text())
+    assert {s["system"] for s in systems} == {"brief", "details"}
+
+    again = runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store)])
+    assert again.exit_code == 0 and "20 reused" in again.output and "0 sent" in again.output
+
+    table = runner.invoke(app, ["show", str(run_dir)])
+    assert table.exit_code == 0 and "Fact Focus" in table.output
+
+    evidence = runner.invoke(app, ["show", str(run_dir), "--summary", "factory/details"])
+    assert evidence.exit_code == 0, evidence.output
+    lines = evidence.output.splitlines()
+    f2 = next(l for l in lines if "│ F2 " in l)  # the missed main fact, with the judge's justification
+    assert "main point" in f2 and "missed" in f2 and "no sentence matches" in f2
+    f1 = next(l for l in lines if "│ F1 " in l)
+    assert "kept" in f1 and "│ 1 " in f1 and "matched sentences [1]" in f1
+
+    unknown = runner.invoke(app, ["show", str(run_dir), "--summary", "factory/nobody"])
+    assert unknown.exit_code == 2 and "no summary 'factory/nobody'" in unknown.output
+
+
+def test_extract_prints_scaffold_counts(small_input, tmp_path):
+    result = runner.invoke(app, ["extract", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(tmp_path)],
+                           terminal_width=200)
+    assert result.exit_code == 0, result.output
+    factory_row = next(l for l in result.output.splitlines() if "factory" in l)
+    assert "2/2/1" in factory_row  # facts: main/supporting/other
+
+
+def test_clear_errors_for_bad_arguments(tmp_path):
+    missing = runner.invoke(app, ["score", str(tmp_path / "nope.jsonl")])
+    assert missing.exit_code == 2 and "input not found" in missing.output
+    (tmp_path / "in.jsonl").write_text('{"document": "a.", "summary": "b.", "system": "s"}\n')
+    bad_model = runner.invoke(app, ["score", str(tmp_path / "in.jsonl"), "-m", "no-such-model"])
+    assert bad_model.exit_code == 2 and "model config 'no-such-model' not found" in bad_model.output
+
+
+def test_models_lists_the_embedded_default():
+    result = runner.invoke(app, ["models"])
+    assert result.exit_code == 0 and "smollm2-135m-transformers (default)" in result.output
+
+
+def test_import_and_help_do_not_load_engines():
+    code = (
+        "import sys, scaffold_local, scaffold_local.cli, scaffold_local.pipeline;"
+        "heavy = [m for m in ('torch', 'transformers', 'outlines', 'vllm', 'httpx', 'openai') if m in sys.modules];"
+        "print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,161 @@
+"""Metric functions: METHOD.md's worked example reproduced exactly, and every edge-case decision."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from scaffold_local.metrics import (
+    Judgments,
+    SummaryScores,
+    preference_score,
+    rouge_l,
+    score_summary,
+    system_means,
+)
+from scaffold_local.schemas import Attribute, Entity, Fact, KeyQuestion, Scaffold
+
+
+def make_scaffold(main_facts: int, supp_facts: int, other_facts: int = 0, main_q: int = 0, supp_q: int = 0,
+                  attributes_per_entity: tuple[int, ...] = ()) -> Scaffold:
+    labels = ["main point"] * main_facts + ["supporting detail"] * supp_facts + ["other"] * other_facts
+    q_labels = ["main point"] * main_q + ["supporting detail"] * supp_q
+    return Scaffold(
+        key="k", doc_id="doc", document_sha256="0" * 64,
+        facts=tuple(Fact(id=f"F{i}", text=f"fact {i}", label=l) for i, l in enumerate(labels, 1)),
+        questions=tuple(KeyQuestion(id=f"Q{i}", question="?", expected_answer="a", provenance="Sentence 1", label=l)
+                        for i, l in enumerate(q_labels, 1)),
+        entities=tuple(
+            Entity(id=f"E{e}", name=f"entity {e}", kind="thing",
+                   attributes=tuple(Attribute(id=f"E{e}.A{a}", text="x", label="main point") for a in range(1, n + 1)))
+            for e, n in enumerate(attributes_per_entity, 1)
+        ),
+    )
+
+
+def hits(scaffold: Scaffold, inferred: set[str]) -> dict[str, bool]:
+    return {f.id: f.id in inferred for f in scaffold.facts}
+
+
+# METHOD.md, Appendix B: 4 main + 3 supporting facts, 3 + 2 questions, 4 entities with 3+2+2+2 attributes.
+WORKED = make_scaffold(4, 3, main_q=3, supp_q=2, attributes_per_entity=(3, 2, 2, 2))
+
+
+def test_worked_example_summary_a_fps_is_one_third():
+    # Summary A: 2 main facts (F1, F2) and 1 supporting fact (F5).
+    judgments = Judgments(fact_inferred=hits(WORKED, {"F1", "F2", "F5"}))
+    scores = score_summary(WORKED, judgments, system="A", n_sentences=3)
+    assert scores.values["fps"] == pytest.approx(2 / 4 * (1 - 1 / 3))
+    assert round(scores.values["fps"], 3) == 0.333
+    assert scores.values["main_fc"] == 0.5 and scores.values["supp_fc"] == pytest.approx(1 / 3)
+
+
+def test_worked_example_summary_b_covers_more_and_scores_lower():
+    judgments = Judgments(fact_inferred=hits(WORKED, {"F1", "F2", "F3", "F5", "F6"}))
+    scores = score_summary(WORKED, judgments, system="B", n_sentences=4)
+    assert scores.values["fps"] == pytest.approx(0.25)
+    assert scores.values["fc"] == pytest.approx(5 / 7)  # more coverage ...
+    a = score_summary(WORKED, Judgments(fact_inferred=hits(WORKED, {"F1", "F2", "F5"})), system="A", n_sentences=3)
+    assert scores.values["fc"] > a.values["fc"] and scores.values["fps"] < a.values["fps"]  # ... lower FPS
+
+
+def test_worked_example_summary_a_eps_is_four_ninths():
+    # Entities keep 2/3, 1/2, 1/2 and 0/2 attributes.
+    preserved = frozenset({"E1.A1", "E1.A2", "E2.A1", "E3.A2"})
+    scores = score_summary(WORKED, Judgments(preserved_attributes=preserved), system="A", n_sentences=3)
+    assert scores.values["eps"] == pytest.approx(4 / 9)
+    assert round(scores.values["eps"], 3) == 0.444
+
+
+def test_qps_uses_question_labels():
+    answered = {"Q1": True, "Q2": True, "Q3": True, "Q4": True, "Q5": False}
+    scores = score_summary(WORKED, Judgments(question_answered=answered), system="A", n_sentences=2)
+    assert scores.values["qps"] == pytest.approx(1.0 * (1 - 1 / 2))
+    assert scores.values["qc"] == pytest.approx(4 / 5)
+
+
+def test_preference_score_edges():
+    assert preference_score(0, 0, 1, 2) is None  # no main items: undefined
+    assert preference_score(1, 2, 0, 0) == 0.5  # no supporting items: penalty factor 1
+    assert preference_score(0, 3, 0, 2) == 0.0  # no main facts kept -> 0
+    assert preference_score(3, 3, 2, 2) == 0.0  # every supporting fact restated -> 0
+
+
+def test_other_items_never_count():
+    scaffold = make_scaffold(2, 2, other_facts=3)
+    with_other = hits(scaffold, {"F1", "F5", "F6", "F7"})
+    scores = score_summary(scaffold, Judgments(fact_inferred=with_other), system="s", n_sentences=1)
+    assert scores.values["fc"] == 0.25  # 1 of 4 main+supporting; the 3 "other" hits are ignored
+    assert scores.values["fps"] == 0.5
+
+
+def test_no_main_facts_makes_fps_undefined_with_reason():
+    scaffold = make_scaffold(0, 2)
+    scores = score_summary(scaffold, Judgments(fact_inferred=hits(scaffold, {"F1"})), system="s", n_sentences=1)
+    assert scores.values["fps"] is None and scores.values["main_fc"] is None
+    assert scores.undefined["fps"] == "scaffold has no main facts"
+    assert scores.values["supp_fc"] == 0.5
+
+
+def test_no_supporting_facts_keeps_fps_and_leaves_supp_fc_undefined():
+    scaffold = make_scaffold(2, 0)
+    scores = score_summary(scaffold, Judgments(fact_inferred=hits(scaffold, {"F1"})), system="s", n_sentences=1)
+    assert scores.values["fps"] == 0.5
+    assert scores.values["supp_fc"] is None
+
+
+def test_zero_sentence_summary_has_undefined_f_and_focus():
+    scaffold = make_scaffold(2, 1, main_q=1, attributes_per_entity=(2,))
+    judgments = Judgments(fact_inferred=hits(scaffold, set()), question_answered={"Q1": False},
+                          preserved_attributes=frozenset())
+    scores = score_summary(scaffold, judgments, system="s", n_sentences=0)
+    assert scores.values["fps"] == 0.0 and scores.values["fc"] == 0.0 and scores.values["eps"] == 0.0
+    assert scores.values["f"] is None and scores.values["fact_focus"] is None
+    assert scores.undefined["f"] == "summary has no sentences"
+
+
+def test_fact_focus_counts_sentences_of_inferred_scored_facts_only():
+    scaffold = make_scaffold(1, 1, other_facts=1)
+    judgments = Judgments(
+        fact_inferred={"F1": True, "F2": False, "F3": True},
+        fact_sentences={"F1": [1, 2], "F2": [3], "F3": [4]},  # F2 not inferred, F3 is "other"
+    )
+    scores = score_summary(scaffold, judgments, system="s", n_sentences=4)
+    assert scores.values["fact_focus"] == 0.5
+
+
+def test_faithfulness_share_and_failed_judgments():
+    scaffold = make_scaffold(1, 0)
+    judgments = Judgments(sentence_faithful=[True, False, True, True], failures={"facts": "schema violation: F1"})
+    scores = score_summary(scaffold, judgments, system="s", n_sentences=4)
+    assert scores.values["f"] == 0.75
+    assert scores.values["fps"] is None
+    assert scores.undefined["fps"] == "fact alignment failed: schema violation: F1"
+
+
+def test_failed_extraction_view_is_named():
+    scaffold = make_scaffold(1, 1).model_copy(update={"entities": None, "failures": {"entities": "not valid JSON"}})
+    scores = score_summary(scaffold, Judgments(), system="s", n_sentences=1)
+    assert scores.undefined["eps"] == "entity extraction failed: not valid JSON"
+
+
+def test_rouge_l_matches_hand_computed_lcs():
+    # candidate 6 tokens, reference 5, LCS "the cat on the mat" = 5 -> P 5/6, R 1, F = 10/11
+    assert rouge_l("The cat sat on the mat", ["the cat on the mat"]) == pytest.approx(2 * (5 / 6) / (5 / 6 + 1))
+    assert rouge_l("abc", ["", "   "]) is None
+    assert rouge_l("x y", ["a b", "x y"]) == 1.0  # best over references
+
+
+def test_system_means_report_exclusions():
+    def row(system: str, fps: float | None) -> SummaryScores:
+        values = {"fps": fps}
+        return SummaryScores(doc_id="d", system=system, n_sentences=1, values=values,
+                             undefined={} if fps is not None else {"fps": "scaffold has no main facts"})
+
+    means = {s.system: s for s in system_means([row("a", 0.2), row("a", None), row("a", 0.4), row("b", None)])}
+    assert means["a"].metrics["fps"].mean == pytest.approx(0.3)
+    assert means["a"].metrics["fps"].n == 2 and means["a"].metrics["fps"].excluded == 1
+    assert means["a"].metrics["fps"].excluded_reasons == {"scaffold has no main facts": 1}
+    assert means["b"].metrics["fps"].mean is None and means["b"].metrics["fps"].excluded == 1
+    assert math.isclose(means["a"].n_summaries, 3)

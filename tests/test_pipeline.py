@@ -1,0 +1,221 @@
+"""End to end with the responder backend: exact metrics, resume, crash safety, bad input, provenance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scaffold_local.backends.responder import ResponderBackend
+from scaffold_local.data import load_input
+from scaffold_local.pipeline import Pipeline
+from scaffold_local.store import SpecMismatch
+
+from .helpers import FACTORY, LIBRARY, write_jsonl
+
+# Worked out by hand from the responder's rules (see tests/helpers.py and backends/responder.py):
+# factory scaffold F1, F2 main / F3, F4 supporting / F5 other; scored attributes: Denton and Monday
+# (both from F1). library scaffold F1, F2 main / F3 supporting / F4 other; scored attribute: the
+# Oakvale Cycling Club donated the bicycles (F3).
+EXPECTED = {
+    ("factory", "brief"): {"fps": 1.0, "qps": 1.0, "eps": 1.0, "f": 1.0, "fc": 0.5, "main_fc": 1.0, "supp_fc": 0.0,
+                           "fact_focus": 1.0, "qc": 0.5, "ds_faithfulness": 10, "ds_completeness": 10,
+                           "ds_understandability": 8, "ds_hallucination": 10},
+    # F1, F3, F4 inferred; the 4th sentence ("export 900 panels") is unsupported -> entity error.
+    ("factory", "details"): {"fps": 0.0, "qps": 0.0, "eps": 1.0, "f": 0.75, "fc": 0.75, "main_fc": 0.5, "supp_fc": 1.0,
+                             "fact_focus": 0.75, "qc": 0.75, "ds_faithfulness": 8, "ds_completeness": 5,
+                             "ds_understandability": 8, "ds_hallucination": 8},
+    ("library", "brief"): {"fps": 1.0, "qps": 1.0, "eps": 0.0, "f": 1.0, "fc": 2 / 3, "main_fc": 1.0, "supp_fc": 0.0,
+                           "fact_focus": 1.0, "qc": 2 / 3, "ds_faithfulness": 10, "ds_completeness": 10,
+                           "ds_understandability": 8, "ds_hallucination": 10},
+    ("library", "details"): {"fps": 0.0, "qps": 0.0, "eps": 1.0, "f": 1.0, "fc": 1 / 3, "main_fc": 0.0, "supp_fc": 1.0,
+                             "fact_focus": 1.0, "qc": 1 / 3, "ds_faithfulness": 10, "ds_completeness": 1,
+                             "ds_understandability": 8, "ds_hallucination": 10},
+}
+
+
+class CountingFactory:
+    """Builds responder backends and counts requests, so tests can see what was (not) recomputed."""
+
+    def __init__(self, backend_class=ResponderBackend):
+        self.backend_class = backend_class
+        self.started = 0
+        self.requests: list[str] = []
+
+    def __call__(self, config):
+        self.started += 1
+        backend = self.backend_class(config)
+        original = backend.generate
+
+        def generate(requests):
+            self.requests.extend(r.id for r in requests)
+            return original(requests)
+
+        backend.generate = generate
+        return backend
+
+
+def run(config, store: Path, input_path: Path, factory=None, **kwargs):
+    pipeline = Pipeline(config, store, backend_factory=factory or CountingFactory(), **kwargs)
+    return pipeline.score(load_input(input_path), kwargs.pop("run_name", None) if "run_name" in kwargs else None)
+
+
+def test_end_to_end_exact_metrics(responder_config, small_input, tmp_path):
+    outcome = run(responder_config, tmp_path / "store", small_input)
+    got = {(s.doc_id, s.system): s.values for s in outcome.summaries}
+    assert set(got) == set(EXPECTED)
+    for key, expected in EXPECTED.items():
+        for metric, value in expected.items():
+            assert got[key][metric] == pytest.approx(value), (key, metric)
+        assert got[key]["rouge_l"] is None  # no references in this input
+    systems = {s.system: s.metrics for s in outcome.systems}
+    assert systems["brief"]["eps"].mean == pytest.approx(0.5)
+    assert systems["details"]["fc"].mean == pytest.approx((0.75 + 1 / 3) / 2)
+    assert systems["details"]["f"].n == 2 and systems["details"]["f"].excluded == 0
+    assert outcome.requests_sent == 4 * 5 and outcome.validation_failures == 0
+
+
+def test_rerun_resumes_from_the_store_without_starting_the_engine(responder_config, small_input, tmp_path):
+    first = run(responder_config, tmp_path / "store", small_input)
+    factory = CountingFactory()
+    second = run(responder_config, tmp_path / "store", small_input, factory)
+    assert factory.started == 0 and factory.requests == []
+    assert second.resumed and second.run_dir == first.run_dir
+    assert second.requests_sent == 0 and second.requests_reused == 20
+    assert second.extraction.reused == 2 and second.extraction.computed == 0
+    assert [s.values for s in second.summaries] == [s.values for s in first.summaries]
+
+
+def test_scaffolds_are_reused_for_a_new_candidate_set(responder_config, small_input, tmp_path):
+    run(responder_config, tmp_path / "store", small_input)
+    other = write_jsonl(tmp_path / "other.jsonl", [
+        {"doc_id": "factory", "document": FACTORY, "system": "new", "summary": "The factory employs 200 local workers."},
+    ])
+    factory = CountingFactory()
+    outcome = run(responder_config, tmp_path / "store", other, factory)
+    assert outcome.extraction.reused == 1 and outcome.extraction.computed == 0
+    assert not any("/extract/" in r for r in factory.requests)
+    assert len(factory.requests) == 5  # one summary, five judgments
+    assert outcome.summaries[0].values["fps"] == pytest.approx(0.5)
+
+
+def test_alignment_requests_of_a_scaffold_travel_in_one_batch(responder_config, small_input, tmp_path):
+    batches: list[list[str]] = []
+
+    class Recording(ResponderBackend):
+        def generate(self, requests):
+            batches.append([r.id for r in requests])
+            return super().generate(requests)
+
+    run(responder_config, tmp_path / "store", small_input, Recording, batch_requests=10)
+    judgment_batches = [b for b in batches if not any("/extract/" in r for r in b)]
+    # 10 requests per document: each document's requests form exactly one batch, sorted by task.
+    assert [{r.split("/")[0] for r in b} for b in judgment_batches] == [{"factory"}, {"library"}]
+    first = judgment_batches[0]
+    assert first[:2] == ["factory/brief/entities", "factory/details/entities"]  # same task adjacent
+
+
+def test_engine_errors_are_retried_on_the_next_run(responder_config, small_input, tmp_path):
+    class FailsDirectScore(ResponderBackend):
+        def generate(self, requests):
+            results = super().generate(requests)
+            return [r.model_copy(update={"text": None, "finish_reason": "error", "error": "boom"})
+                    if r.id.endswith("/direct_score") else r for r in results]
+
+    first = run(responder_config, tmp_path / "store", small_input, FailsDirectScore)
+    assert first.engine_errors == 4
+    assert all(s.values["ds_faithfulness"] is None for s in first.summaries)
+    assert first.summaries[0].undefined["ds_faithfulness"] == "direct score failed: boom"
+    factory = CountingFactory()
+    second = run(responder_config, tmp_path / "store", small_input, factory)
+    assert sorted(factory.requests) == sorted(f"{d}/{s}/direct_score" for d, s in EXPECTED)
+    assert all(s.values["ds_faithfulness"] is not None for s in second.summaries)
+
+
+def test_a_crash_loses_only_the_batch_in_flight(responder_config, small_input, tmp_path):
+    class CrashesOnSecondJudgmentBatch(ResponderBackend):
+        calls = 0
+
+        def generate(self, requests):
+            if not any("/extract/" in r.id for r in requests):
+                type(self).calls += 1
+                if type(self).calls == 2:
+                    raise KeyboardInterrupt("power cut")
+            return super().generate(requests)
+
+    with pytest.raises(KeyboardInterrupt):
+        run(responder_config, tmp_path / "store", small_input, CrashesOnSecondJudgmentBatch, batch_requests=10)
+    records = next((tmp_path / "store" / "runs").iterdir()) / "records.jsonl"
+    assert len(records.read_text().splitlines()) == 10  # the first document's batch is on disk
+    with records.open("a") as handle:
+        handle.write('{"request_id": "torn')  # a line cut off mid-write
+    factory = CountingFactory()
+    outcome = run(responder_config, tmp_path / "store", small_input, factory)
+    assert len(factory.requests) == 10 and all(r.startswith("library/") for r in factory.requests)
+    assert {(s.doc_id, s.system): s.values["fps"] for s in outcome.summaries} == {
+        k: pytest.approx(v["fps"]) for k, v in EXPECTED.items()}
+
+
+def test_invalid_model_output_is_recorded_with_raw_text_and_not_counted(responder_config, tmp_path):
+    rows = [
+        {"doc_id": "factory", "document": FACTORY, "system": "ok", "summary": "The factory employs 200 local workers."},
+        {"doc_id": "factory", "document": FACTORY, "system": "bad", "summary": "Alpha Corp opened a factory. [[responder:invalid]]"},
+    ]
+    outcome = run(responder_config, tmp_path / "store", write_jsonl(tmp_path / "in.jsonl", rows))
+    assert outcome.validation_failures == 5
+    bad = next(s for s in outcome.summaries if s.system == "bad")
+    assert bad.values["fps"] is None and bad.undefined["fps"].startswith("fact alignment failed: not valid JSON")
+    records = [json.loads(l) for l in (outcome.run_dir / "records.jsonl").read_text().splitlines()]
+    bad_records = [r for r in records if r["system"] == "bad"]
+    assert len(bad_records) == 5 and all(r["text"] == '{"broken": ' and r["parsed"] is None for r in bad_records)
+    ok = next(s for s in outcome.summaries if s.system == "ok")
+    assert ok.values["fps"] == pytest.approx(0.5)
+
+
+def test_bad_input_records_are_named_and_the_run_completes(responder_config, tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    lines = [
+        json.dumps({"doc_id": "factory", "document": FACTORY, "system": "a", "summary": "The factory employs 200 local workers."}),
+        json.dumps({"doc_id": "empty", "document": "", "system": "a", "summary": "Something."}),
+        json.dumps({"doc_id": "factory", "document": FACTORY, "system": "b", "summary": ""}),
+        json.dumps({"doc_id": "factory", "document": FACTORY, "summary": "no system field"}),
+        json.dumps({"doc_id": "factory", "document": FACTORY, "system": "a", "summary": "A duplicate."}),
+        json.dumps({"doc_id": "library", "document": LIBRARY, "system": "a", "summary": "The library lends bicycles."}),
+    ]
+    path.write_bytes("\n".join(lines).encode() + b"\n" + '{"document": "caf\xe9"}\n'.encode("latin-1"))
+    factory = CountingFactory()
+    outcome = run(responder_config, tmp_path / "store", path, factory)
+    issues = [json.loads(l) for l in (outcome.run_dir / "input_issues.jsonl").read_text().splitlines()]
+    assert [(i["record"], i["field"], i["severity"]) for i in issues] == [
+        (2, "document", "error"), (3, "summary", "warning"), (4, "system", "error"), (5, "system", "error"), (7, None, "error")]
+    scored = {(s.doc_id, s.system): s for s in outcome.summaries}
+    assert set(scored) == {("factory", "a"), ("factory", "b"), ("library", "a")}
+    # The empty summary is scored, not dropped: zero coverage, F and Fact Focus undefined, no judge call.
+    empty = scored["factory", "b"].values
+    assert (empty["fps"], empty["fc"], empty["qc"], empty["eps"], empty["f"], empty["fact_focus"]) == (0.0, 0.0, 0.0, 0.0, None, None)
+    assert not any(r.startswith("factory/b/") for r in factory.requests)
+
+
+def test_run_spec_and_records_carry_provenance(responder_config, small_input, tmp_path):
+    outcome = run(responder_config, tmp_path / "store", small_input)
+    spec = json.loads((outcome.run_dir / "spec.json").read_text())
+    assert spec["judge"]["name"] == "responder" and len(spec["judge_fingerprint"]) == 64
+    assert spec["prompts"]["align_facts"]["ref"] == "align_facts.v1" and len(spec["prompts"]["align_facts"]["sha256"]) == 64
+    assert spec["engines"][0]["engine"] == "responder"
+    assert spec["versions"]["pydantic"] and spec["input"]["fingerprint"]
+    record = json.loads((outcome.run_dir / "records.jsonl").read_text().splitlines()[0])
+    for key in ("request_id", "cache_key", "prompt", "schema_sha256", "text", "parsed", "finish_reason", "usage"):
+        assert record[key] is not None, key
+    for name in ("systems.json", "systems.csv", "summaries.jsonl", "summaries.csv", "summaries.parquet", "candidates.jsonl"):
+        assert (outcome.run_dir / name).is_file(), name
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(outcome.run_dir / "summaries.parquet").num_rows == 4
+
+
+def test_same_run_name_with_a_different_judge_is_refused(responder_config, small_input, tmp_path):
+    Pipeline(responder_config, tmp_path / "store", backend_factory=ResponderBackend).score(load_input(small_input), "mine")
+    other = responder_config.model_copy(update={"temperature": 0.7})
+    with pytest.raises(SpecMismatch, match="differs in: judge_fingerprint"):
+        Pipeline(other, tmp_path / "store", backend_factory=ResponderBackend).score(load_input(small_input), "mine")

@@ -1,0 +1,76 @@
+"""Prompt templates: rendered snapshots, ordering for prefix sharing, strict variables, hashes."""
+
+from __future__ import annotations
+
+import jinja2
+import pytest
+
+from scaffold_local.config import ModelConfig
+from scaffold_local.data import Candidate, Document
+from scaffold_local.prompts import TASKS, load_prompts
+from scaffold_local.schemas import Attribute, Entity, Fact, KeyQuestion, Scaffold
+from scaffold_local.tasks import Judge
+from scaffold_local.text import sha256_text
+
+from .helpers import RESPONDER_CONFIG, assert_snapshot
+
+DOCUMENT = "Alpha Corp opened a factory in Denton. The factory employs 200 workers. Published by the Denton Daily."
+SCAFFOLD = Scaffold(
+    key="k", doc_id="d", document_sha256=sha256_text(DOCUMENT),
+    facts=(Fact(id="F1", text="Alpha Corp opened a factory in Denton.", label="main point"),
+           Fact(id="F2", text="The factory employs 200 workers.", label="supporting detail")),
+    questions=(KeyQuestion(id="Q1", question="What did Alpha Corp open?", expected_answer="A factory in Denton.",
+                           provenance="Sentence 1", label="main point"),),
+    entities=(Entity(id="E1", name="Alpha Corp", kind="company",
+                     attributes=(Attribute(id="E1.A1", text="Alpha Corp opened a factory in Denton.", label="main point"),)),),
+)
+
+
+def _judge() -> Judge:
+    return Judge(ModelConfig.load(str(RESPONDER_CONFIG)), load_prompts())
+
+
+def _render_all() -> str:
+    judge = _judge()
+    document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
+    candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant. It hired 200 people.")
+    planned = judge.extraction_requests(document) + judge.judgment_requests(SCAFFOLD, document, candidate)
+    blocks = []
+    for p in planned:
+        blocks.append(f"===== {p.request.id} ({judge.prompts[p.task].ref}, max_tokens={p.request.sampling.max_tokens})")
+        blocks.extend(f"--- {m.role}\n{m.content}" for m in p.request.messages)
+    return "\n".join(blocks) + "\n"
+
+
+def test_rendered_prompt_snapshot():
+    assert_snapshot("rendered_prompts.txt", _render_all())
+
+
+def test_every_task_has_a_template_with_a_hash():
+    prompts = load_prompts()
+    assert set(prompts) == set(TASKS)
+    assert all(len(p.sha256) == 64 and p.ref.startswith(p.task + ".v") for p in prompts.values())
+
+
+def test_summaries_of_one_document_share_the_prompt_up_to_the_summary():
+    judge = _judge()
+    document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
+    first, second = (
+        judge.judgment_requests(SCAFFOLD, document, Candidate(record=i, doc_id="d", system=f"s{i}", summary=text))
+        for i, text in enumerate(["Alpha Corp opened a plant.", "A factory opened in Denton."], 1)
+    )
+    for a, b in zip(first, second):
+        assert a.request.messages[0] == b.request.messages[0]  # fixed instructions
+        user_a, user_b = a.request.messages[1].content, b.request.messages[1].content
+        summary_start = user_a.index("Alpha Corp opened a plant.")
+        assert user_a[:summary_start] == user_b[:summary_start]  # source/scaffold before the summary
+
+
+def test_missing_template_variable_is_an_error_not_an_empty_string():
+    with pytest.raises(jinja2.UndefinedError):
+        load_prompts()["align_facts"].render(facts=[])
+
+
+def test_pinning_an_unknown_version_fails_clearly():
+    with pytest.raises(FileNotFoundError, match="align_facts.v99.jinja"):
+        load_prompts(pins={"align_facts": 99})
