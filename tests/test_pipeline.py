@@ -58,7 +58,7 @@ class CountingFactory:
 
 def run(config, store: Path, input_path: Path, factory=None, **kwargs):
     pipeline = Pipeline(config, store, backend_factory=factory or CountingFactory(), **kwargs)
-    return pipeline.score(load_input(input_path), kwargs.pop("run_name", None) if "run_name" in kwargs else None)
+    return pipeline.score(load_input(input_path))
 
 
 def test_end_to_end_exact_metrics(responder_config, small_input, tmp_path):
