@@ -122,6 +122,11 @@ def score(
     err.print(f"scaffolds: {ex.computed} extracted, {ex.reused} reused from the store; "
               f"judgments: {outcome.requests_sent} sent, {outcome.requests_reused} reused"
               + (" (resumed run)" if outcome.resumed else ""))
+    for stage, u in outcome.usage.items():
+        hits = f" ({u['prefix_cache_hit_rate']:.0%} from the prefix cache)" if u["prefix_cache_hit_rate"] is not None else ""
+        reasons = ", ".join(f"{k} {v}" for k, v in u["finish_reasons"].items())
+        err.print(f"{stage}: {u['prompt_tokens']:,} prompt tokens{hits}, {u['completion_tokens']:,} output tokens; "
+                  f"finish reasons: {reasons or 'none'}", highlight=False)
     if outcome.validation_failures or outcome.engine_errors:
         err.print(f"[yellow]{outcome.validation_failures} outputs failed validation (kept with their raw text); "
                   f"{outcome.engine_errors} engine errors (retried on the next run)[/yellow]")
@@ -199,6 +204,29 @@ def show(
     except KeyError as exc:
         err.print(f"[red]error:[/red] {exc.args[0]}")
         raise typer.Exit(2) from None
+
+
+@app.command()
+def serve(
+    model: Annotated[str, typer.Option("--model", "-m", help="a vLLM model config")] = "smollm2-135m-vllm",
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
+) -> None:
+    """Start vLLM's OpenAI-compatible server for a vLLM config (for the hosted backend)."""
+    import subprocess
+
+    from .backends.vllm import server_command
+    from .config import ModelConfig
+
+    config = ModelConfig.load(model)
+    if config.backend != "vllm":
+        err.print(f"[red]error:[/red] {config.name} is a {config.backend} config; `serve` needs a vllm config")
+        raise typer.Exit(2)
+    with _engine_errors():
+        command = server_command(config, host, port)
+    err.print(" ".join(command), highlight=False)
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    raise typer.Exit(subprocess.call(command, env=environment))
 
 
 @app.command()

@@ -13,10 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .schemas import SchemaLimits
 
 DEFAULT_MODEL = "smollm2-135m-transformers"
-BackendName = Literal["transformers", "responder"]
-# Engine settings that cannot change an output (throughput, memory) stay out of the judge fingerprint,
-# so tuning them keeps cached scaffolds and records valid.
-THROUGHPUT_ONLY_SETTINGS = frozenset({"batch_size", "threads"})
+BackendName = Literal["transformers", "vllm", "openai", "responder"]
+# Engine settings meant to change speed, memory or transport, not outputs, stay out of the judge
+# fingerprint, so tuning them keeps cached scaffolds and records valid. (A served model is identified
+# by its name, so moving a server to another address reuses its results.)
+THROUGHPUT_ONLY_SETTINGS = frozenset({
+    "batch_size", "threads", "gpu_memory_utilization", "enable_prefix_caching", "enforce_eager", "max_num_seqs",
+    "base_url", "api_key_env", "concurrency", "timeout_s", "connect_timeout_s", "max_retries", "backoff_s",
+})
 
 
 def resource_dir(name: str) -> Path:
@@ -48,7 +52,7 @@ class ModelConfig(BaseModel):
 
     name: str
     backend: BackendName
-    model: str = Field(description="local model folder, or 'embedded:smollm2-135m-instruct'")
+    model: str = Field(description="local model folder, 'embedded:smollm2-135m-instruct', or a served model name (openai)")
     description: str = ""
     structured_outputs: str = Field("xgrammar", description="grammar engine that enforces the JSON schema")
     whitespace: Literal["compact", "any"] = Field("compact", description="JSON whitespace the grammar allows")
@@ -70,21 +74,41 @@ class ModelConfig(BaseModel):
     @classmethod
     def load(cls, name_or_path: str | None = None) -> "ModelConfig":
         """A config by name (a file in model_configs/) or by path to a TOML file."""
-        path = Path(name_or_path or DEFAULT_MODEL)
-        if path.suffix != ".toml":
-            path = resource_dir("model_configs") / f"{path}.toml"
-        if not path.is_file():
-            available = ", ".join(sorted(p.stem for p in resource_dir("model_configs").glob("*.toml")))
-            raise FileNotFoundError(f"model config {name_or_path!r} not found (available: {available})")
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path}: not valid TOML: {exc}") from None
+        data, path = _read_toml(name_or_path or DEFAULT_MODEL)
         data.setdefault("name", path.stem)
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
             raise ValueError(f"{path}: invalid model config:\n{exc}") from None
+
+
+# Tables merged key by key under `extends`; every other key (the engine table included) replaces.
+_MERGED_TABLES = ("limits", "budget")
+
+
+def _read_toml(name_or_path: str, seen: tuple[Path, ...] = ()) -> tuple[dict[str, Any], Path]:
+    """Read a config file; `extends = "other-config"` starts from another config's values."""
+    path = Path(name_or_path)
+    if path.suffix != ".toml":
+        path = resource_dir("model_configs") / f"{path}.toml"
+    if not path.is_file():
+        available = ", ".join(sorted(p.stem for p in resource_dir("model_configs").glob("*.toml")))
+        raise FileNotFoundError(f"model config {name_or_path!r} not found (available: {available})")
+    if path.resolve() in seen:
+        raise ValueError(f"{path}: `extends` loops back to itself")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+    base_name = data.pop("extends", None)
+    if base_name is None:
+        return data, path
+    base, _ = _read_toml(base_name, (*seen, path.resolve()))
+    base.pop("name", None)
+    merged = {**base, **data}
+    for table in _MERGED_TABLES:
+        merged[table] = {**base.get(table, {}), **data.get(table, {})}
+    return merged, path
 
 
 def available_configs() -> list[ModelConfig]:

@@ -47,14 +47,16 @@ def locate_gguf(name: str) -> Path:
 
 
 def resolve_model_path(model: str) -> Path:
-    """A config's `model` as a local folder: an embedded model (converted on first use) or a path."""
+    """A config's `model` as a local folder: an embedded model (converted on first use) or a path
+    (environment variables such as $SCAFFOLD_LOCAL_MODELS are expanded)."""
     if model.startswith(EMBEDDED_PREFIX):
         return ensure_converted(model.removeprefix(EMBEDDED_PREFIX))
-    path = Path(model).expanduser()
+    path = Path(os.path.expandvars(model)).expanduser()
     if not path.is_dir():
+        unset = " (an environment variable in it is not set)" if "$" in str(path) else ""
         raise FileNotFoundError(
-            f"model folder {path} not found. scaffold_local loads weights from local folders only "
-            "(air-gapped use); copy the model folder there, or point `model` in the config at it"
+            f"model folder {path} not found{unset}. scaffold_local loads weights from local folders only "
+            "(air-gapped use): copy the model folder there, or point `model` in the config at it"
         )
     return path
 

@@ -26,7 +26,7 @@ from .prompts import PromptTemplate, load_prompts
 from .provenance import package_versions, platform_info
 from .schemas import SCHEMA_VERSION, Scaffold, VIEWS, direct_score_model, extraction_model, json_schema, schema_sha256
 from .store import RunStore, ScaffoldStore, StoredScaffold
-from .tasks import KIND_OF_TASK, Judge, PlannedRequest, Record
+from .tasks import KIND_OF_TASK, Judge, PlannedRequest, Record, usage_stats
 from .text import split_sentences
 
 # progress(label, total) -> context manager yielding advance(n)
@@ -42,6 +42,7 @@ def no_progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
 class ExtractionOutcome:
     scaffolds: dict[str, Scaffold] = field(default_factory=dict)  # by doc_id
     unavailable: dict[str, str] = field(default_factory=dict)  # doc_id -> engine error (retried next run)
+    records: list[Record] = field(default_factory=list)  # the extraction records behind the scaffolds
     computed: int = 0
     reused: int = 0
 
@@ -58,6 +59,7 @@ class RunOutcome:
     engine_errors: int
     extraction: ExtractionOutcome
     failed_summaries: dict[str, str]  # "doc/system" -> why it could not be judged at all
+    usage: dict[str, Any]  # tokens, prefix-cache hits and finish reasons, for extraction and judgments
 
 
 class Pipeline:
@@ -119,6 +121,7 @@ class Pipeline:
             stored = self.scaffolds.get(self.judge.scaffold_key(document))
             if stored is not None:
                 outcome.scaffolds[document.doc_id] = stored.scaffold.model_copy(update={"doc_id": document.doc_id})
+                outcome.records.extend(stored.records)
                 outcome.reused += 1
             else:
                 pending.extend(self.judge.extraction_requests(document))
@@ -132,6 +135,7 @@ class Pipeline:
                 mine = arrived[doc_id]
                 if len(mine) < len(VIEWS):
                     continue  # the rest of this document's views is in the next batch
+                outcome.records.extend(mine.values())
                 errors = [f"{view}: {r.error}" for view, r in mine.items() if not r.done]
                 if errors:  # engine failure: not cached, so the next run tries again
                     outcome.unavailable[doc_id] = "extraction engine error: " + "; ".join(errors)
@@ -200,13 +204,16 @@ class Pipeline:
                 rouge_l_value=rouge_l(c.summary, c.references),
             ))
         systems = system_means(summaries)
-        used = [done[p.cache_key] for ps in plans.values() for p in ps if p.cache_key in done]
+        used = [done.get(p.cache_key) or engine_errors[p.cache_key] for ps in plans.values() for p in ps
+                if p.cache_key in done or p.cache_key in engine_errors]
+        usage = {"extraction": usage_stats(extraction.records), "judgments": usage_stats(used)}
+        run.write_json("usage.json", usage)
         self._write_outputs(run, loaded, candidates, extraction, summaries, systems, failed)
         return RunOutcome(
             run_dir=run.dir, resumed=resumed, summaries=summaries, systems=systems,
             requests_sent=sent, requests_reused=reused,
             validation_failures=sum(r.validation_error is not None for r in used),
-            engine_errors=len(engine_errors), extraction=extraction, failed_summaries=failed,
+            engine_errors=len(engine_errors), extraction=extraction, failed_summaries=failed, usage=usage,
         )
 
     def _spec(self, loaded: LoadedInput, command: Sequence[str] | None) -> dict[str, Any]:

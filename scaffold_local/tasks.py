@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -73,6 +74,22 @@ class Record(BaseModel):
         return self.finish_reason != "error"
 
 
+def usage_stats(records: Sequence[Record]) -> dict[str, Any]:
+    """Tokens, prefix-cache hits, finish reasons and failures over a set of records."""
+    prompt = sum((r.usage or {}).get("prompt_tokens", 0) for r in records)
+    cached_values = [(r.usage or {}).get("cached_prompt_tokens") for r in records]
+    cached = sum(v for v in cached_values if v is not None) if any(v is not None for v in cached_values) else None
+    return {
+        "requests": len(records),
+        "prompt_tokens": prompt,
+        "completion_tokens": sum((r.usage or {}).get("completion_tokens", 0) for r in records),
+        "cached_prompt_tokens": cached,
+        "prefix_cache_hit_rate": round(cached / prompt, 4) if cached is not None and prompt else None,
+        "finish_reasons": dict(Counter(r.finish_reason for r in records)),
+        "validation_failures": sum(r.validation_error is not None for r in records),
+    }
+
+
 def _schema_hash(schema: dict[str, Any] | None) -> str | None:
     return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest() if schema else None
 
@@ -101,27 +118,29 @@ class Judge:
         return Sampling(max_tokens=max_tokens, temperature=c.temperature, top_p=c.top_p, seed=c.seed)
 
     def _plan(self, request_id: str, task: str, model: type[BaseModel], max_tokens: int,
-              doc_id: str, system: str | None, context: dict[str, Any], **variables: Any) -> PlannedRequest:
+              doc_id: str, system: str | None, variables: dict[str, Any]) -> PlannedRequest:
+        """One request. The template variables double as the request's context (what the prompt was
+        rendered from), which test doubles answer from and traces keep."""
         request = Request(
             id=request_id,
             messages=self.prompts[task].render(**variables),
             json_schema=json_schema(model),
             sampling=self._sampling(max_tokens),
-            context={"task": task, **context},
+            context={"task": task, **variables},
         )
         return PlannedRequest(request, request.cache_key(self.fingerprint), task, doc_id, system, model)
 
-    def record(self, planned: PlannedRequest, result: Result, parse: bool = True) -> Record:
+    def record(self, planned: PlannedRequest, result: Result) -> Record:
         record = Record(
             request_id=planned.request.id, cache_key=planned.cache_key, task=planned.task,
             prompt=self.prompts[planned.task].ref, schema_sha256=_schema_hash(planned.request.json_schema),
             doc_id=planned.doc_id, system=planned.system, text=result.text, finish_reason=result.finish_reason,
             usage=result.usage.model_dump() if result.usage else None, latency_s=result.latency_s, error=result.error,
         )
-        if record.done and parse:
+        if record.done:
             try:
                 parsed = parse_output(planned.model, result.text).model_dump()
-                _check_ids(planned.task, parsed)
+                _check_ids(parsed)
                 record.parsed = parsed
             except OutputError as exc:
                 suffix = " (output cut off at max_tokens)" if result.finish_reason == "length" else ""
@@ -136,8 +155,8 @@ class Judge:
         return [
             self._plan(
                 f"{document.doc_id}/extract/{view}", f"extract_{view}", extraction_model(view, limits),  # type: ignore[arg-type]
-                self.config.budget.extraction, document.doc_id, None, {"view": view, "document": document.text},
-                document=document.text, max_items=max_items[view], max_attributes=limits.max_attributes_per_entity,
+                self.config.budget.extraction, document.doc_id, None,
+                {"document": document.text, "max_items": max_items[view], "max_attributes": limits.max_attributes_per_entity},
             )
             for view in VIEWS
         ]
@@ -176,33 +195,31 @@ class Judge:
         if n == 0:
             return []
         limits, budget = self.config.limits, self.config.budget
-        base = f"{candidate.doc_id}/{candidate.system}"
-        common = {"doc_id": candidate.doc_id, "system": candidate.system,
-                  "context": {"sentences": sentences, "document": document.text, "summary": candidate.summary}}
+        shared = {"sentences": sentences, "document": document.text, "summary": candidate.summary}
+
+        def plan(kind: str, task: str, model: type[BaseModel], max_tokens: int, **variables: Any) -> PlannedRequest:
+            return self._plan(f"{candidate.doc_id}/{candidate.system}/{kind}", task, model, max_tokens,
+                              candidate.doc_id, candidate.system, {**shared, **variables})
+
         planned = []
         if scaffold.facts:
             facts = [{"id": f.id, "text": f.text} for f in scaffold.facts]
             model = fact_alignment_model(tuple(f.id for f in scaffold.facts), n, limits)
-            planned.append(self._plan(f"{base}/facts", "align_facts", model, budget.for_items(len(facts)),
-                                      **_with_context(common, facts=facts), facts=facts, sentences=sentences))
+            planned.append(plan("facts", "align_facts", model, budget.for_items(len(facts)), facts=facts))
         if scaffold.questions:
             questions = [{"id": q.id, "question": q.question, "expected_answer": q.expected_answer} for q in scaffold.questions]
             model = question_alignment_model(tuple(q.id for q in scaffold.questions), n, limits)
-            planned.append(self._plan(f"{base}/questions", "align_questions", model, budget.for_items(len(questions)),
-                                      **_with_context(common, questions=questions), questions=questions, sentences=sentences))
+            planned.append(plan("questions", "align_questions", model, budget.for_items(len(questions)), questions=questions))
         ids = entity_attribute_ids(scaffold)
         if ids:
             entities = [
                 {"id": e.id, "name": e.name, "kind": e.kind, "attributes": [{"id": a.id, "text": a.text} for a in e.attributes]}
                 for e in scaffold.entities or () if e.attributes
             ]
-            planned.append(self._plan(f"{base}/entities", "align_entities", entity_preservation_model(ids, limits),
-                                      budget.for_items(len(entities)), **_with_context(common, entities=entities),
-                                      entities=entities, sentences=sentences))
-        planned.append(self._plan(f"{base}/faithfulness", "check_faithfulness", faithfulness_model(n, limits),
-                                  budget.for_items(n), **common, document=document.text, sentences=sentences))
-        planned.append(self._plan(f"{base}/direct_score", "direct_score", direct_score_model(limits),
-                                  budget.direct_score, **common, document=document.text, summary=candidate.summary))
+            model = entity_preservation_model(ids, limits)
+            planned.append(plan("entities", "align_entities", model, budget.for_items(len(entities)), entities=entities))
+        planned.append(plan("faithfulness", "check_faithfulness", faithfulness_model(n, limits), budget.for_items(n)))
+        planned.append(plan("direct_score", "direct_score", direct_score_model(limits), budget.direct_score))
         return planned
 
     @staticmethod
@@ -248,11 +265,7 @@ class Judge:
         return out
 
 
-def _with_context(common: dict[str, Any], **items: Any) -> dict[str, Any]:
-    return {**common, "context": {**common["context"], **items}}
-
-
-def _check_ids(task: str, parsed: Mapping[str, Any]) -> None:
+def _check_ids(parsed: Mapping[str, Any]) -> None:
     """Rules the grammar cannot state: no id cited twice within one verdict."""
     for item_id, verdict in parsed.items():
         if not isinstance(verdict, dict):

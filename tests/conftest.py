@@ -20,3 +20,13 @@ def responder_config() -> ModelConfig:
 def small_input(tmp_path: Path) -> Path:
     rows = [{"doc_id": d, "document": text, "system": s, "summary": summary} for d, text, s, summary in SUMMARIES]
     return write_jsonl(tmp_path / "small.jsonl", rows)
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tmp_path_factory):
+    """One real vLLM OpenAI-compatible server for the session (CPU build, embedded model)."""
+    from .helpers import VllmServer
+
+    server = VllmServer(tmp_path_factory.mktemp("server") / "server.log").wait_ready()
+    yield server
+    server.stop()

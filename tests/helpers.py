@@ -53,3 +53,83 @@ SUMMARIES = [
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+EXAMPLES = TESTS.parent / "examples" / "news.jsonl"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class VllmServer:
+    """A real OpenAI-compatible server (vLLM's, CPU build) on loopback, serving the embedded model."""
+
+    def __init__(self, log_path: Path, port: int | None = None):
+        import subprocess
+
+        from scaffold_local.backends.vllm import server_command
+        from scaffold_local.config import ModelConfig
+
+        self.port = port or free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.log_path = log_path
+        command = server_command(ModelConfig.load("smollm2-135m-vllm"), "127.0.0.1", self.port)
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        # Own process group: the engine-core children die with the server when it is killed.
+        self.process = subprocess.Popen(command, stdout=log_path.open("w"), stderr=subprocess.STDOUT, env=env,
+                                        start_new_session=True)
+
+    def wait_ready(self, timeout: float = 300) -> "VllmServer":
+        import time
+
+        import httpx
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"vLLM server exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.base_url}/models", timeout=2).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(1)
+        self.stop()
+        raise TimeoutError(f"vLLM server not ready after {timeout} s: {self.log_path.read_text()[-3000:]}")
+
+    def _signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.process.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def kill(self) -> None:
+        """Abrupt death, as in a crash or an OOM kill."""
+        import signal
+
+        self._signal_group(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        import signal
+        import subprocess
+
+        self._signal_group(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self._signal_group(signal.SIGKILL)  # any child left behind
+
+
+def hosted_config_file(path: Path, base_url: str, **engine) -> Path:
+    """A model config for the hosted backend pointing at `base_url` (a test server's port)."""
+    settings = {"base_url": base_url, "concurrency": 16, "response_format": "json_schema", **engine}
+    table = "\n".join(f"{k} = {json.dumps(v)}" for k, v in settings.items())
+    path.write_text(f'extends = "smollm2-135m-hosted"\nname = "smollm2-135m-hosted"\n\n[engine]\n{table}\n', encoding="utf-8")
+    return path

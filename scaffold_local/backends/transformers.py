@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,8 +43,16 @@ def convert_gguf_to_safetensors(gguf: Path, target: Path) -> None:
 
     hf_logging.set_verbosity_error()  # the dequantization notices and progress bars are noise here
     hf_logging.disable_progress_bar()
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+    quiet = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"  # the GGUF reader's own progress bar ignores transformers' switch
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+    finally:
+        if quiet is None:
+            os.environ.pop("TQDM_DISABLE")
+        else:
+            os.environ["TQDM_DISABLE"] = quiet
     config = loaded.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config
@@ -107,7 +116,11 @@ class TransformersBackend:
         from outlines.backends import LLGuidanceBackend, OutlinesCoreBackend, XGrammarBackend
 
         engine = {"xgrammar": XGrammarBackend, "outlines_core": OutlinesCoreBackend, "llguidance": LLGuidanceBackend}
-        return engine[self.config.structured_outputs](outlines_model)
+        try:
+            return engine[self.config.structured_outputs](outlines_model)
+        except ImportError as exc:
+            raise BackendError(f"structured_outputs={self.config.structured_outputs!r} needs the package {exc.name}",
+                               backend=self.name, hint=f"pip install {exc.name}") from None
 
     def _logits_processor(self, schema: dict[str, Any]) -> Any:
         """A fresh (stateful) outlines processor for one batch. Compact whitespace is enforced in

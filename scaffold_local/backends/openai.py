@@ -1,0 +1,179 @@
+"""Any OpenAI-compatible chat-completions server: vLLM serve, llama.cpp server, TGI, a commercial API.
+
+The only module that imports the HTTP client (httpx). Requests run concurrently up to a limit,
+with timeouts and retries with exponential backoff on 429, 5xx and connection failures. Each
+request's JSON schema goes out as `response_format={"type": "json_schema", ...}`. For servers
+without schema support, `response_format = "json_object"` asks for plain JSON, puts the schema
+in the prompt, validates the answer against the schema and re-asks once with the validation error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..config import ModelConfig
+from .base import BackendError, Request, Result, Usage
+
+RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+class OpenAIOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    base_url: str = Field(description="e.g. http://127.0.0.1:8000/v1")
+    api_key_env: str | None = Field(None, description="name of the environment variable holding the API key")
+    concurrency: int = Field(8, ge=1)
+    timeout_s: float = Field(300, gt=0, description="per request, reading included")
+    connect_timeout_s: float = Field(10, gt=0)
+    max_retries: int = Field(4, ge=0)
+    backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles each retry, with jitter")
+    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="merged into every request body")
+
+
+def request_body(request: Request, model: str, options: OpenAIOptions) -> dict[str, Any]:
+    """Request -> chat-completions body (a pure translation, tested against an exact dict)."""
+    messages = [m.model_dump() for m in request.messages]
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "max_tokens": request.sampling.max_tokens,
+        "temperature": request.sampling.temperature,
+        "top_p": request.sampling.top_p,
+    }
+    if request.sampling.seed is not None:
+        body["seed"] = request.sampling.seed
+    if request.json_schema is not None:
+        if options.response_format == "json_schema":
+            name = request.id.rsplit("/", 1)[-1].replace(".", "_")[:64] or "output"
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": name, "schema": request.json_schema, "strict": True}}
+        else:
+            body["response_format"] = {"type": "json_object"}
+            schema_note = "Your answer must be JSON that validates against this JSON schema:\n" + json.dumps(request.json_schema)
+            body["messages"] = [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n\n" + schema_note}]
+    return {**body, **options.extra_body}
+
+
+class _Retryable(Exception):
+    pass
+
+
+class OpenAIBackend:
+    name = "openai"
+
+    def __init__(self, config: ModelConfig):
+        self.config = config
+        self.options = OpenAIOptions.model_validate(config.engine)
+        try:
+            import httpx
+        except ImportError as exc:
+            raise BackendError(f"missing dependency: {exc.name}", backend=self.name, hint="pip install httpx") from None
+        self._httpx = httpx
+        headers = {"Content-Type": "application/json"}
+        if self.options.api_key_env:
+            key = os.environ.get(self.options.api_key_env)
+            if not key:
+                raise BackendError(f"environment variable {self.options.api_key_env} is not set", backend=self.name,
+                                   hint="export it, or remove api_key_env for servers without authentication")
+            headers["Authorization"] = f"Bearer {key}"
+        self.headers = headers
+        self.url = self.options.base_url.rstrip("/") + "/chat/completions"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "engine": "openai",
+            "base_url": self.options.base_url,
+            "served_model": self.config.model,
+            "structured_outputs": f"server/{self.options.response_format}",
+            "settings": self.options.model_dump(exclude={"api_key_env"}),
+        }
+
+    def close(self) -> None:
+        pass
+
+    def generate(self, requests: Sequence[Request]) -> list[Result]:
+        return asyncio.run(self._generate_all(requests))
+
+    async def _generate_all(self, requests: Sequence[Request]) -> list[Result]:
+        o = self.options
+        timeout = self._httpx.Timeout(o.timeout_s, connect=o.connect_timeout_s)
+        limits = self._httpx.Limits(max_connections=o.concurrency)
+        semaphore = asyncio.Semaphore(o.concurrency)
+        async with self._httpx.AsyncClient(timeout=timeout, limits=limits, headers=self.headers) as client:
+            async def one(request: Request) -> Result:
+                async with semaphore:
+                    return await self._complete(client, request)
+
+            return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    async def _complete(self, client: Any, request: Request) -> Result:
+        started = time.perf_counter()
+        body = request_body(request, self.config.model, self.options)
+        try:
+            result = await self._post(client, request, body)
+            if self.options.response_format == "json_object" and request.json_schema and result.finish_reason == "stop":
+                problem = _schema_problem(result.text, request.json_schema)
+                if problem:  # one re-ask, with the validation error
+                    reask = {**body, "messages": [*body["messages"], {"role": "assistant", "content": result.text or ""},
+                                                  {"role": "user", "content": f"That answer is invalid: {problem}. "
+                                                   "Answer again with JSON only, valid against the schema."}]}
+                    result = await self._post(client, request, reask, earlier=result.usage)
+        except Exception as exc:  # per-item error: the batch goes on
+            result = Result(id=request.id, text=None, finish_reason="error", error=f"{type(exc).__name__}: {exc}")
+        return result.model_copy(update={"latency_s": round(time.perf_counter() - started, 3)})
+
+    async def _post(self, client: Any, request: Request, body: dict[str, Any], earlier: Usage | None = None) -> Result:
+        o = self.options
+        for attempt in range(o.max_retries + 1):
+            try:
+                response = await client.post(self.url, json=body)
+                if response.status_code in RETRY_STATUS:
+                    raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}")
+                if response.status_code >= 400:
+                    return Result(id=request.id, text=None, finish_reason="error",
+                                  error=f"HTTP {response.status_code}: {response.text[:500]}")
+                return _parse_response(request.id, response.json(), earlier)
+            except (_Retryable, self._httpx.TransportError) as exc:
+                if attempt == o.max_retries:
+                    return Result(id=request.id, text=None, finish_reason="error",
+                                  error=f"gave up after {o.max_retries + 1} attempts: {type(exc).__name__}: {exc}")
+                await asyncio.sleep(o.backoff_s * 2**attempt * (1 + random.random() / 4))
+        raise AssertionError("unreachable")
+
+
+def _parse_response(request_id: str, payload: dict[str, Any], earlier: Usage | None) -> Result:
+    choice = payload["choices"][0]
+    usage = payload.get("usage") or {}
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+    tokens = Usage(
+        prompt_tokens=usage.get("prompt_tokens", 0) + (earlier.prompt_tokens if earlier else 0),
+        completion_tokens=usage.get("completion_tokens", 0) + (earlier.completion_tokens if earlier else 0),
+        cached_prompt_tokens=cached,
+    )
+    reason = choice.get("finish_reason")
+    return Result(
+        id=request_id,
+        text=choice["message"].get("content"),
+        finish_reason=reason if reason in ("stop", "length") else "error",
+        error=None if reason in ("stop", "length") else f"finish_reason={reason}",
+        usage=tokens,
+    )
+
+
+def _schema_problem(text: str | None, schema: dict[str, Any]) -> str | None:
+    try:
+        jsonschema.validate(json.loads(text or ""), schema)
+    except json.JSONDecodeError as exc:
+        return f"not valid JSON ({exc.msg})"
+    except jsonschema.ValidationError as exc:
+        return f"{'/'.join(map(str, exc.absolute_path)) or 'root'}: {exc.message[:200]}"
+    return None

