@@ -92,13 +92,15 @@ def run_variant(requests_path: Path, settings: dict) -> dict:
     return {"engine_start_s": round(start_s, 1), "seconds": round(seconds, 1), "requests": len(results),
             "valid_json": valid, "output_tokens": output, "output_tokens_per_s": round(output / seconds, 1),
             "prefix_cache_hit_rate": round(cached / prompt, 3) if prompt else None,
-            "finish_reasons": {k: sum(r.finish_reason == k for r in results) for k in ("stop", "length", "error")}}
+            "finish_reasons": {k: sum(r.finish_reason == k for r in results) for k in ("stop", "length", "error")},
+            "error_samples": sorted({(r.error or "")[:200] for r in results if r.error})[:3]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--timeout", type=int, default=600, help="seconds per variant")
+    parser.add_argument("--only", help="comma-separated variant names (default: all)")
     parser.add_argument("--variant", help=argparse.SUPPRESS)
     parser.add_argument("--requests", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -110,7 +112,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         requests_path = Path(tmp) / "requests.json"
         build_requests(requests_path)
-        for name in VARIANTS:
+        for name in (args.only.split(",") if args.only else VARIANTS):
             command = [sys.executable, __file__, "--variant", name, "--requests", str(requests_path)]
             # Own process group, so a hung engine's worker processes are killed with it.
             child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

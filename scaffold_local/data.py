@@ -65,7 +65,9 @@ class InputIssue(BaseModel):
 @dataclass
 class LoadedInput:
     source: str
-    fingerprint: str
+    fingerprint: str  # file contents + field mapping + split
+    fields: FieldMap = field(default_factory=FieldMap)
+    split: str | None = None
     documents: dict[str, Document] = field(default_factory=dict)
     candidates: list[Candidate] = field(default_factory=list)
     issues: list[InputIssue] = field(default_factory=list)
@@ -201,7 +203,8 @@ def load_input(path: str | Path, fields: FieldMap | None = None, split: str | No
     if not path.exists():
         raise InputError(f"input not found: {path}")
     identity = fingerprint_path(path) + fields.model_dump_json() + str(split)
-    loaded = LoadedInput(source=str(path), fingerprint=hashlib.sha256(identity.encode()).hexdigest())
+    loaded = LoadedInput(source=str(path), fingerprint=hashlib.sha256(identity.encode()).hexdigest(),
+                         fields=fields, split=split)
     first_record_of: dict[str, int] = {}
 
     def read(number: int, record: dict[str, Any]) -> Candidate:

@@ -185,6 +185,10 @@ class Pipeline:
             engine_errors.update({r.cache_key: r for r in records if not r.done})
 
         self._run_batches(pending, "judging summaries", keep)
+
+        def latest(p: PlannedRequest) -> Record | None:
+            return done.get(p.cache_key) or engine_errors.get(p.cache_key)
+
         if self.engine_description is not None:
             spec = run.read_spec()
             spec.setdefault("engines", []).append({**self.engine_description, "started_at": _now()})
@@ -195,8 +199,7 @@ class Pipeline:
             if c.key in failed:
                 continue
             scaffold = extraction.scaffolds[c.doc_id]
-            records = {KIND_OF_TASK[p.task]: done.get(p.cache_key) or engine_errors[p.cache_key]
-                       for p in plans[c.key] if p.cache_key in done or p.cache_key in engine_errors}
+            records = {KIND_OF_TASK[p.task]: r for p in plans[c.key] if (r := latest(p))}
             n_sentences = len(split_sentences(c.summary))
             judgments = self.judge.judgments(scaffold, n_sentences, records)
             summaries.append(score_summary(
@@ -204,8 +207,7 @@ class Pipeline:
                 rouge_l_value=rouge_l(c.summary, c.references),
             ))
         systems = system_means(summaries)
-        used = [done.get(p.cache_key) or engine_errors[p.cache_key] for ps in plans.values() for p in ps
-                if p.cache_key in done or p.cache_key in engine_errors]
+        used = [r for ps in plans.values() for p in ps if (r := latest(p))]
         usage = {"extraction": usage_stats(extraction.records), "judgments": usage_stats(used)}
         run.write_json("usage.json", usage)
         self._write_outputs(run, loaded, candidates, extraction, summaries, systems, failed)
@@ -221,7 +223,8 @@ class Pipeline:
         static_schemas = {f"extract_{v}": schema_sha256(json_schema(extraction_model(v, limits))) for v in VIEWS}  # type: ignore[arg-type]
         static_schemas["direct_score"] = schema_sha256(json_schema(direct_score_model(limits)))
         spec: dict[str, Any] = {
-            "input": {"source": loaded.source, "fingerprint": loaded.fingerprint},
+            "input": {"source": loaded.source, "fingerprint": loaded.fingerprint,
+                      "fields": loaded.fields.model_dump(), "split": loaded.split},
             "judge": self.config.model_dump(),
             "judge_fingerprint": self.judge.fingerprint,
             "prompts": {task: {"ref": p.ref, "sha256": p.sha256} for task, p in sorted(self.prompts.items())},

@@ -65,11 +65,15 @@ def _requests(config: ModelConfig):
 
 def test_order_length_ids_and_schema_valid_outputs(backend):
     config, instance = backend
-    requests = _requests(config)
+    requests = _requests(config)[:-1]
+    # A request that cannot fit the context window fails alone; the rest of the batch is served.
+    oversized = requests[0].model_copy(update={"id": "oversized", "sampling": Sampling(max_tokens=config.max_model_len)})
+    requests.insert(1, oversized)
     results = instance.generate(requests)
     assert len(results) == len(requests)
     assert [r.id for r in results] == [q.id for q in requests]
-    for request, result in zip(requests[:-1], results[:-1]):
+    assert results[1].finish_reason == "error" and results[1].error
+    for request, result in zip(requests[:1] + requests[2:], results[:1] + results[2:]):
         assert result.finish_reason == "stop", (result.id, result.error, result.text)
         jsonschema.validate(json.loads(result.text), request.json_schema)
         assert result.usage is not None and result.usage.completion_tokens > 0

@@ -207,6 +207,10 @@ def test_run_spec_and_records_carry_provenance(responder_config, small_input, tm
     record = json.loads((outcome.run_dir / "records.jsonl").read_text().splitlines()[0])
     for key in ("request_id", "cache_key", "prompt", "schema_sha256", "text", "parsed", "finish_reason", "usage"):
         assert record[key] is not None, key
+    usage = json.loads((outcome.run_dir / "usage.json").read_text())
+    assert usage["judgments"]["requests"] == 20 and usage["judgments"]["finish_reasons"] == {"stop": 20}
+    assert usage["extraction"]["requests"] == 6 and usage["judgments"]["completion_tokens"] > 0
+    assert usage["judgments"]["prefix_cache_hit_rate"] is None  # the responder reports no cache
     for name in ("systems.json", "systems.csv", "summaries.jsonl", "summaries.csv", "summaries.parquet", "candidates.jsonl"):
         assert (outcome.run_dir / name).is_file(), name
     import pyarrow.parquet as pq

@@ -22,6 +22,9 @@ def test_one_sampling_params_per_request_with_its_own_schema_and_budget():
     assert params.structured_outputs.disable_any_whitespace is True
     free = sampling_params(request.model_copy(update={"json_schema": None}), compact_whitespace=True)
     assert free.structured_outputs is None and free.max_tokens == 136
+    # vLLM's outlines backend has no whitespace switch: compact JSON is asked for with a pattern.
+    outlines = sampling_params(request, compact_whitespace=True, grammar_engine="outlines").structured_outputs
+    assert outlines.whitespace_pattern == r"[ ]?" and outlines.disable_any_whitespace is False
 
 
 @pytest.mark.real_model  # resolves (and on first use converts) the embedded model

@@ -95,3 +95,12 @@ class Backend(Protocol):
 
 def error_results(requests: Sequence[Request], message: str) -> list[Result]:
     return [Result(id=r.id, text=None, finish_reason="error", error=message) for r in requests]
+
+
+def context_overflow(request: Request, prompt_tokens: int, max_model_len: int) -> Result | None:
+    """The per-item error for a request whose prompt plus budget does not fit the context window."""
+    if prompt_tokens + request.sampling.max_tokens <= max_model_len:
+        return None
+    return Result(id=request.id, text=None, finish_reason="error",
+                  error=f"prompt of {prompt_tokens} tokens + max_tokens {request.sampling.max_tokens} "
+                        f"exceeds max_model_len {max_model_len}")

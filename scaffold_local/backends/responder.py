@@ -32,7 +32,7 @@ from typing import Any
 import jsonschema
 
 from ..text import split_sentences
-from .base import Request, Result, Usage
+from .base import Request, Result, Usage, context_overflow
 
 CHARS_PER_TOKEN = 4
 _STOPWORDS = frozenset(
@@ -74,6 +74,10 @@ class ResponderBackend:
     def _answer(self, request: Request) -> Result:
         summary = request.context.get("summary", "")
         prompt_tokens = math.ceil(sum(len(m.content) for m in request.messages) / CHARS_PER_TOKEN)
+        max_model_len = self.config.max_model_len if self.config is not None else None
+        overflow = max_model_len and context_overflow(request, prompt_tokens, max_model_len)
+        if overflow:
+            return overflow
         if "[[responder:error]]" in summary:
             return Result(id=request.id, text=None, finish_reason="error", error="responder: injected engine error")
         if "[[responder:invalid]]" in summary:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..config import ModelConfig
 from ..embedded import resolve_model_path
-from .base import BackendError, Request, Result, Usage, error_results
+from .base import BackendError, Request, Result, Usage, context_overflow, error_results
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines_core", "llguidance")
 
@@ -78,6 +78,7 @@ class TransformersBackend:
         if config.structured_outputs not in GRAMMAR_ENGINES:
             raise BackendError(f"structured_outputs={config.structured_outputs!r} is not one of {GRAMMAR_ENGINES}",
                                backend=self.name)
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # weights come from a local folder, never a hub
         try:
             import outlines
             import torch
@@ -184,12 +185,10 @@ class TransformersBackend:
             for r in batch
         ]
         prompt_lengths = [len(self.tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
-        results: list[Result] = [
-            Result(id=r.id, text=None, finish_reason="error",
-                   error=f"prompt of {n} tokens + max_tokens {r.sampling.max_tokens} exceeds max_model_len {self.config.max_model_len}")
-            for r, n in zip(batch, prompt_lengths)
-        ]
-        runnable = [i for i, r in enumerate(batch) if prompt_lengths[i] + r.sampling.max_tokens <= self.config.max_model_len]
+        overflow = [context_overflow(r, n, self.config.max_model_len) for r, n in zip(batch, prompt_lengths)]
+        runnable = [i for i, error in enumerate(overflow) if error is None]
+        results: list[Result] = [error or Result(id=r.id, text=None, finish_reason="error", error="not run")
+                                 for r, error in zip(batch, overflow)]
         if not runnable:
             return results
         rows = [batch[i] for i in runnable]

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import ModelConfig
 from ..embedded import EMBEDDED_PREFIX, resolve_model_path
-from .base import BackendError, Request, Result, Usage, error_results
+from .base import BackendError, Request, Result, Usage, context_overflow, error_results
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines", "guidance", "auto")
 
@@ -59,7 +59,7 @@ def server_command(config: ModelConfig, host: str = "127.0.0.1", port: int = 800
         "--structured-outputs-config.backend", config.structured_outputs,
         "--enable-prompt-tokens-details",  # reports cached prompt tokens: the prefix-cache hit rate
     ]
-    if config.whitespace == "compact":
+    if config.whitespace == "compact" and config.structured_outputs in ("xgrammar", "guidance"):
         command += ["--structured-outputs-config.disable_any_whitespace", "true"]
     if o.enforce_eager:
         command.append("--enforce-eager")
@@ -70,16 +70,19 @@ def server_command(config: ModelConfig, host: str = "127.0.0.1", port: int = 800
     return command
 
 
-def sampling_params(request: Request, compact_whitespace: bool) -> Any:
+def sampling_params(request: Request, compact_whitespace: bool, grammar_engine: str = "xgrammar") -> Any:
     """Request -> vllm.SamplingParams: one per request, its own schema, an explicit max_tokens."""
     from vllm import SamplingParams
     from vllm.sampling_params import StructuredOutputsParams
 
     s = request.sampling
-    structured = (
-        StructuredOutputsParams(json=request.json_schema, disable_any_whitespace=compact_whitespace)
-        if request.json_schema else None
-    )
+    structured = None
+    if request.json_schema:
+        whitespace: dict[str, Any] = {}
+        if compact_whitespace:
+            whitespace = ({"whitespace_pattern": r"[ ]?"} if grammar_engine == "outlines"
+                          else {"disable_any_whitespace": True})
+        structured = StructuredOutputsParams(json=request.json_schema, **whitespace)
     return SamplingParams(max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p, seed=s.seed,
                           structured_outputs=structured)
 
@@ -109,6 +112,8 @@ class VllmBackend:
         self.path = resolve_model_path(config.model)
         o = self.options
         self.compact = config.whitespace == "compact"
+        # vLLM takes the whitespace switch only for xgrammar and guidance; outlines gets a pattern.
+        self._engine_whitespace_switch = self.compact and config.structured_outputs in ("xgrammar", "guidance")
         self.llm = LLM(
             model=str(self.path),
             tokenizer=str(self.path),
@@ -120,7 +125,8 @@ class VllmBackend:
             kv_cache_dtype=o.kv_cache_dtype,
             enforce_eager=o.enforce_eager,
             seed=config.seed,
-            structured_outputs_config={"backend": config.structured_outputs, "disable_any_whitespace": self.compact},
+            structured_outputs_config={"backend": config.structured_outputs,
+                                       **({"disable_any_whitespace": True} if self._engine_whitespace_switch else {})},
             **({"max_num_seqs": o.max_num_seqs} if o.max_num_seqs else {}),
             **o.extra,
         )
@@ -158,12 +164,8 @@ class VllmBackend:
         results: list[Result | None] = [None] * len(requests)
         runnable = []
         for index, request in enumerate(requests):
-            n = self._prompt_tokens(request)
-            if n + request.sampling.max_tokens > self.config.max_model_len:
-                results[index] = Result(id=request.id, text=None, finish_reason="error",
-                                        error=f"prompt of {n} tokens + max_tokens {request.sampling.max_tokens} "
-                                              f"exceeds max_model_len {self.config.max_model_len}")
-            else:
+            results[index] = context_overflow(request, self._prompt_tokens(request), self.config.max_model_len)
+            if results[index] is None:
                 runnable.append(index)
         if runnable:
             try:
@@ -183,7 +185,7 @@ class VllmBackend:
         started = time.perf_counter()
         outputs = self.llm.chat(
             [[m.model_dump() for m in r.messages] for r in batch],
-            sampling_params=[sampling_params(r, self.compact) for r in batch],
+            sampling_params=[sampling_params(r, self.compact, self.config.structured_outputs) for r in batch],
             use_tqdm=False,
         )
         elapsed = round(time.perf_counter() - started, 3)
