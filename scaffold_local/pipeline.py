@@ -24,6 +24,7 @@ from .data import Candidate, Document, LoadedInput
 from .metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
 from .prompts import PromptTemplate, load_prompts
 from .provenance import package_versions, platform_info
+from .report import write_tables
 from .schemas import SCHEMA_VERSION, Scaffold, VIEWS, direct_score_model, extraction_model, json_schema, schema_sha256
 from .store import RunStore, ScaffoldStore, StoredScaffold
 from .tasks import KIND_OF_TASK, Judge, PlannedRequest, Record, usage_stats
@@ -210,7 +211,7 @@ class Pipeline:
         used = [r for ps in plans.values() for p in ps if (r := latest(p))]
         usage = {"extraction": usage_stats(extraction.records), "judgments": usage_stats(used)}
         run.write_json("usage.json", usage)
-        self._write_outputs(run, loaded, candidates, extraction, summaries, systems, failed)
+        self._write_outputs(run, candidates, extraction, summaries, systems, failed)
         return RunOutcome(
             run_dir=run.dir, resumed=resumed, summaries=summaries, systems=systems,
             requests_sent=sent, requests_reused=reused,
@@ -244,7 +245,7 @@ class Pipeline:
         })
         return spec
 
-    def _write_outputs(self, run: RunStore, loaded: LoadedInput, candidates: list[Candidate],
+    def _write_outputs(self, run: RunStore, candidates: list[Candidate],
                        extraction: ExtractionOutcome, summaries: list[SummaryScores],
                        systems: list[SystemScores], failed: dict[str, str]) -> None:
         run.write_jsonl("candidates.jsonl", [
@@ -256,8 +257,6 @@ class Pipeline:
         ])
         run.write_jsonl("summaries.jsonl", summaries)
         run.write_json("systems.json", [s.model_dump() for s in systems])
-        from .report import write_tables  # pyarrow/csv writers; kept out of the import path of the engine
-
         write_tables(run.dir, summaries, systems)
 
 
