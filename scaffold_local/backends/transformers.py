@@ -8,7 +8,9 @@ engine (xgrammar, outlines_core or llguidance).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
+import io
 import json
 import os
 import time
@@ -43,16 +45,9 @@ def convert_gguf_to_safetensors(gguf: Path, target: Path) -> None:
 
     hf_logging.set_verbosity_error()  # the dequantization notices and progress bars are noise here
     hf_logging.disable_progress_bar()
-    quiet = os.environ.get("TQDM_DISABLE")
-    os.environ["TQDM_DISABLE"] = "1"  # the GGUF reader's own progress bar ignores transformers' switch
-    try:
+    with contextlib.redirect_stderr(io.StringIO()):  # the GGUF reader's own progress bar ignores the switch
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
-    finally:
-        if quiet is None:
-            os.environ.pop("TQDM_DISABLE")
-        else:
-            os.environ["TQDM_DISABLE"] = quiet
     config = loaded.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config
