@@ -9,7 +9,7 @@ import json
 import jsonschema
 import pytest
 
-from scaffold_local.backends import Sampling, create_backend
+from scaffold_local.backends import Message, Sampling, create_backend
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import Candidate, Document
 from scaffold_local.prompts import load_prompts
@@ -66,8 +66,9 @@ def _requests(config: ModelConfig):
 def test_order_length_ids_and_schema_valid_outputs(backend):
     config, instance = backend
     requests = _requests(config)[:-1]
-    # A request that cannot fit the context window fails alone; the rest of the batch is served.
-    oversized = requests[0].model_copy(update={"id": "oversized", "sampling": Sampling(max_tokens=config.max_model_len)})
+    # A prompt longer than the context window fails alone; the rest of the batch is served.
+    too_long = Message(role="user", content="word " * config.max_model_len)
+    oversized = requests[0].model_copy(update={"id": "oversized", "messages": (requests[0].messages[0], too_long)})
     requests.insert(1, oversized)
     results = instance.generate(requests)
     assert len(results) == len(requests)
