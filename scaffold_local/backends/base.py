@@ -93,6 +93,14 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+def finish_fields(reason: str | None) -> dict[str, Any]:
+    """An engine's finish reason as Result fields: "stop" and "length" pass through; anything else
+    (abort, content filter, tool calls) is a per-item error that names the reason."""
+    if reason in ("stop", "length"):
+        return {"finish_reason": reason, "error": None}
+    return {"finish_reason": "error", "error": f"finish_reason={reason}"}
+
+
 def error_results(requests: Sequence[Request], message: str) -> list[Result]:
     return [Result(id=r.id, text=None, finish_reason="error", error=message) for r in requests]
 

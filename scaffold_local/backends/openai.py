@@ -21,7 +21,7 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import ModelConfig
-from .base import BackendError, Request, Result, Usage
+from .base import BackendError, Request, Result, Usage, finish_fields
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -159,14 +159,8 @@ def _parse_response(request_id: str, payload: dict[str, Any], earlier: Usage | N
         completion_tokens=usage.get("completion_tokens", 0) + (earlier.completion_tokens if earlier else 0),
         cached_prompt_tokens=cached,
     )
-    reason = choice.get("finish_reason")
-    return Result(
-        id=request_id,
-        text=choice["message"].get("content"),
-        finish_reason=reason if reason in ("stop", "length") else "error",
-        error=None if reason in ("stop", "length") else f"finish_reason={reason}",
-        usage=tokens,
-    )
+    return Result(id=request_id, text=choice["message"].get("content"), usage=tokens,
+                  **finish_fields(choice.get("finish_reason")))
 
 
 def _schema_problem(text: str | None, schema: dict[str, Any]) -> str | None:

