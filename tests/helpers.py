@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 
@@ -56,6 +57,27 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 EXAMPLES = TESTS.parent / "examples" / "news.jsonl"
+SMALL_NUMA_NODE = TESTS / "small_numa_node"
+
+
+def small_numa_node_env(total_gib: float = 4, available_gib: float = 3) -> dict[str, str]:
+    """Environment variables under which vLLM's CPU build, in every process it starts, sees a NUMA node
+    of `total_gib` GiB (tests/small_numa_node/sitecustomize.py): the machines on which a KV cache sized
+    as a fraction of the node failed. A config must start there whatever node the test machine has."""
+    path = os.pathsep.join(p for p in (str(SMALL_NUMA_NODE), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path, "SCAFFOLD_TEST_NODE_GIB": f"{total_gib},{available_gib}"}
+
+
+def failure_message(output: str) -> str:
+    """What a failed command or server says first: the engine's own first error line, then the
+    command's `error:` message, then the end of its output."""
+    from scaffold_local.backends.child_stderr import first_error_line
+
+    engine = first_error_line(output)
+    command_error = re.findall(r"^(?:error|hint): .*$", output, flags=re.MULTILINE)
+    parts = [f"engine: {engine}" if engine else "engine: (no error line found)", *command_error,
+             "--- end of output:", output[-2000:]]
+    return "\n".join(parts)
 
 
 def free_port() -> int:
@@ -67,7 +89,8 @@ def free_port() -> int:
 
 
 class VllmServer:
-    """A real OpenAI-compatible server (vLLM's, CPU build) on loopback, serving the embedded model."""
+    """A real OpenAI-compatible server (vLLM's, CPU build) on loopback, serving the embedded model, on a
+    simulated small NUMA node (see `small_numa_node_env`)."""
 
     def __init__(self, log_path: Path, port: int | None = None):
         import subprocess
@@ -79,7 +102,7 @@ class VllmServer:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.log_path = log_path
         command = server_command(ModelConfig.load("smollm2-135m-vllm"), "127.0.0.1", self.port)
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **small_numa_node_env()}
         # Own process group: the engine-core children die with the server when it is killed.
         self.process = subprocess.Popen(command, stdout=log_path.open("w"), stderr=subprocess.STDOUT, env=env,
                                         start_new_session=True)
@@ -92,7 +115,7 @@ class VllmServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"vLLM server exited: {self.log_path.read_text()[-3000:]}")
+                raise RuntimeError(f"vLLM server exited:\n{failure_message(self.log_path.read_text())}")
             try:
                 if httpx.get(f"{self.base_url}/models", timeout=2).status_code == 200:
                     return self
@@ -100,7 +123,7 @@ class VllmServer:
                 pass
             time.sleep(1)
         self.stop()
-        raise TimeoutError(f"vLLM server not ready after {timeout} s: {self.log_path.read_text()[-3000:]}")
+        raise TimeoutError(f"vLLM server not ready after {timeout} s:\n{failure_message(self.log_path.read_text())}")
 
     def _signal_group(self, sig: int) -> None:
         try:

