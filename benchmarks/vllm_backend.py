@@ -42,7 +42,6 @@ def build_requests(path: Path) -> None:
     from scaffold_local.config import ModelConfig
     from scaffold_local.data import load_input
     from scaffold_local.pipeline import Pipeline
-    from scaffold_local.prompts import load_prompts
     from scaffold_local.tasks import Judge
 
     loaded = load_input(EXAMPLE)
@@ -51,7 +50,7 @@ def build_requests(path: Path) -> None:
     with tempfile.TemporaryDirectory() as store:
         scaffolds = Pipeline(responder, Path(store), backend_factory=ResponderBackend).extract(
             list(loaded.documents.values())).scaffolds
-    judge = Judge(ModelConfig.load("smollm2-135m-vllm"), load_prompts())
+    judge = Judge(ModelConfig.load("smollm2-135m-vllm"))
     planned = [p for c in sorted(loaded.candidates, key=lambda c: c.doc_id)
                for p in judge.judgment_requests(scaffolds[c.doc_id], loaded.documents[c.doc_id], c)]
     path.write_text(json.dumps([{"request": p.request.model_dump(), "task": p.task} for p in planned]))

@@ -35,6 +35,9 @@ ReferenceField = Annotated[Optional[str], typer.Option(help="optional field with
 DocIdField = Annotated[Optional[str], typer.Option(help="optional field with a document id (default: content hash)")]
 SplitOpt = Annotated[Optional[str], typer.Option(help="split of a saved DatasetDict")]
 BatchOpt = Annotated[Optional[int], typer.Option(min=8, help="requests per engine call [default: the config's requests_per_call]")]
+MethodOpt = Annotated[Optional[int], typer.Option(
+    "--method-version", help="method version: prompts, schemas and sentence splitter (1 reproduces earlier runs) [default: 2]")]
+DsScaleOpt = Annotated[int, typer.Option("--ds-scale", help="show direct scores on 1-10 (10) or on the paper's 0-1 scale (1)")]
 
 
 def _fail(message: object, code: int) -> NoReturn:
@@ -69,15 +72,20 @@ def _load(input_path: Path, document_field: str, summary_field: str, system_fiel
     return loaded
 
 
-def _pipeline(model: str | None, store: Path, batch_requests: int | None):
+def _pipeline(model: str | None, store: Path, batch_requests: int | None, method: int | None):
     from .config import ModelConfig
     from .pipeline import Pipeline
 
     try:
         config = ModelConfig.load(model)
+        return Pipeline(config, store, progress=_rich_progress, batch_requests=batch_requests, method=method)
     except (FileNotFoundError, ValueError) as exc:
         _fail(exc, 2)
-    return Pipeline(config, store, progress=_rich_progress, batch_requests=batch_requests)
+
+
+def _check_ds_scale(ds_scale: int) -> None:
+    if ds_scale not in (1, 10):
+        _fail(f"--ds-scale is 10 (grades 1-10) or 1 (the paper's DS/10), not {ds_scale}", 2)
 
 
 @contextlib.contextmanager
@@ -103,6 +111,8 @@ def score(
     doc_id_field: DocIdField = "doc_id",
     split: SplitOpt = None,
     batch_requests: BatchOpt = None,
+    method_version: MethodOpt = None,
+    ds_scale: DsScaleOpt = 10,
 ) -> None:
     """Extract scaffolds (once per document), align every summary, compute every metric.
 
@@ -110,10 +120,11 @@ def score(
     from .report import systems_table
     from .store import SpecMismatch
 
+    _check_ds_scale(ds_scale)
     loaded = _load(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, split)
-    pipeline = _pipeline(model, store, batch_requests)
+    pipeline = _pipeline(model, store, batch_requests, method_version)
     err.print(f"{len(loaded.documents)} documents, {len(loaded.candidates)} summaries from {len(loaded.systems)} systems; "
-              f"judge: {pipeline.config.name} ({pipeline.config.backend})")
+              f"judge: {pipeline.config.name} ({pipeline.config.backend}); method version {pipeline.method.number}")
     with _engine_errors():
         try:
             outcome = pipeline.score(loaded, run_name)
@@ -135,7 +146,7 @@ def score(
                   f"{outcome.engine_errors} engine errors (retried on the next run)[/yellow]")
     for key, reason in outcome.failed_summaries.items():
         err.print(f"[yellow]not judged: {escape(key)}: {escape(reason)}[/yellow]")
-    console.print(systems_table(outcome.systems, f"{outcome.run_dir.name}: per-system means"))
+    console.print(systems_table(outcome.systems, f"{outcome.run_dir.name}: per-system means", ds_scale))
     console.print(f"run folder: {outcome.run_dir}  (systems.json/.csv, summaries.jsonl/.csv/.parquet, records.jsonl)")
 
 
@@ -150,12 +161,13 @@ def extract(
     doc_id_field: DocIdField = "doc_id",
     split: SplitOpt = None,
     batch_requests: BatchOpt = None,
+    method_version: MethodOpt = None,
 ) -> None:
     """Extract and store scaffolds only (no judgments)."""
     from rich.table import Table
 
     loaded = _load(input_path, document_field, summary_field, system_field, None, doc_id_field, split)
-    pipeline = _pipeline(model, store, batch_requests)
+    pipeline = _pipeline(model, store, batch_requests, method_version)
     with _engine_errors():
         try:
             outcome = pipeline.extract(list(loaded.documents.values()))
@@ -187,6 +199,7 @@ def extract(
 def show(
     run_dir: Annotated[Path, typer.Argument(help="a run folder (printed by `score`)")],
     summary: Annotated[Optional[str], typer.Option("--summary", "-s", help="DOC_ID/SYSTEM: item-level evidence for one summary")] = None,
+    ds_scale: DsScaleOpt = 10,
 ) -> None:
     """Print a finished run: the per-system table, or the evidence behind one summary's scores."""
     from .report import FinishedRun, evidence, systems_table
@@ -195,14 +208,20 @@ def show(
         run = FinishedRun.load(run_dir)
     except FileNotFoundError as exc:
         _fail(exc, 2)
+    _check_ds_scale(ds_scale)
     if summary is None:
-        console.print(systems_table(run.systems, f"{run_dir.name}: per-system means"))
+        console.print(systems_table(run.systems, f"{run_dir.name}: per-system means", ds_scale))
         judge = run.spec.get("judge", {})
         console.print(f"judge: {judge.get('name')} ({judge.get('backend')}, {judge.get('model')}); "
-                      f"summaries: {len(run.summaries)}; created {run.spec.get('created_at')}")
+                      f"method version {run.method_version}; summaries: {len(run.summaries)}; "
+                      f"created {run.spec.get('created_at')}", highlight=False)
+        notes = run.scaffold_notes()
+        if notes:
+            console.print("scaffold assembly: " + ", ".join(f"{n} {action}" for action, n in sorted(notes.items()))
+                          + " (details with --summary)", highlight=False)
         return
     try:
-        console.print(evidence(run, summary))
+        console.print(evidence(run, summary, ds_scale))
     except KeyError as exc:
         _fail(exc.args[0], 2)
 

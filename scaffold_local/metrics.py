@@ -10,7 +10,9 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from statistics import fmean
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -31,6 +33,7 @@ METRICS: dict[str, str] = {
     "ds_completeness": "DS Completeness",
     "ds_understandability": "DS Understandability",
     "ds_hallucination": "DS Hallucination",
+    "ds": "DS",
     "rouge_l": "ROUGE-L",
 }
 DIRECT_SCORE_AXES = ("faithfulness", "completeness", "understandability", "hallucination")
@@ -123,7 +126,10 @@ def score_summary(
             if f.label in SCORED_LABELS and judgments.fact_inferred[f.id]
             for s in judgments.fact_sentences.get(f.id, ())
         }
-        out.set("fact_focus", ratio(len(aligned), n_sentences), "summary has no sentences")
+        if main_total + supp_total == 0:
+            out.set("fact_focus", None, "scaffold has no main or supporting facts")
+        else:
+            out.set("fact_focus", ratio(len(aligned), n_sentences), "summary has no sentences")
 
     question_keys = ("qps", "qc")
     if scaffold.questions is None:
@@ -141,9 +147,10 @@ def score_summary(
     elif judgments.preserved_attributes is None:
         out.set("eps", None, f"entity judgment failed: {judgments.failures.get('entities', '?')}")
     else:
-        scored = [a.id for a in scaffold.attributes() if a.label in SCORED_LABELS]
-        kept = sum(1 for a in scored if a in judgments.preserved_attributes)
-        out.set("eps", ratio(kept, len(scored)), "scaffold has no main or supporting attributes")
+        # The paper (G.6): the denominator is always every scaffold attribute, whatever its label.
+        attributes = [a.id for a in scaffold.attributes()]
+        kept = sum(1 for a in attributes if a in judgments.preserved_attributes)
+        out.set("eps", ratio(kept, len(attributes)), "scaffold has no entity attributes")
 
     if judgments.sentence_faithful is None:
         reason = "summary has no sentences" if n_sentences == 0 else (
@@ -152,7 +159,7 @@ def score_summary(
     else:
         out.set("f", ratio(sum(judgments.sentence_faithful), len(judgments.sentence_faithful)), "summary has no sentences")
 
-    ds_keys = [f"ds_{axis}" for axis in DIRECT_SCORE_AXES]
+    ds_keys = [f"ds_{axis}" for axis in DIRECT_SCORE_AXES] + ["ds"]
     if judgments.direct_score is None:
         reason = "summary is empty" if n_sentences == 0 else (
             f"direct score failed: {judgments.failures.get('direct_score', '?')}")
@@ -160,6 +167,7 @@ def score_summary(
     else:
         for axis in DIRECT_SCORE_AXES:
             out.set(f"ds_{axis}", float(judgments.direct_score[axis]), "")
+        out.set("ds", fmean(judgments.direct_score[axis] for axis in DIRECT_SCORE_AXES), "")  # the paper's "DS"
 
     out.set("rouge_l", rouge_l_value, "no reference summary")
     ordered = {k: out.values.get(k) for k in METRICS}
@@ -171,35 +179,34 @@ def score_summary(
 # ---------------------------------------------------------------- ROUGE-L
 
 
-def rouge_tokens(text: str) -> list[str]:
-    """rouge-score's default tokenization without stemming: lower-case, runs of [a-z0-9]."""
-    return re.findall(r"[a-z0-9]+", text.lower())
+_HAN_AND_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 
 
-def _lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    previous = [0] * (len(b) + 1)
-    for token in a:
-        current = [0]
-        for j, other in enumerate(b, 1):
-            current.append(previous[j - 1] + 1 if token == other else max(previous[j], current[j - 1]))
-        previous = current
-    return previous[-1]
+class RougeTokenizer:
+    """rouge-score's tokenizer, extended beyond ASCII: lower-case runs of letters and digits in any
+    script, and each Han character or kana as one token (Chinese and Japanese put no spaces between
+    words). On ASCII text it gives exactly rouge-score's own tokens (no stemming), so scores match
+    the package there, while Chinese, Japanese, Russian or accented text is no longer scored 0."""
+
+    _TOKEN = re.compile(f"[{_HAN_AND_KANA}]|[^\\W_{_HAN_AND_KANA}]+")
+
+    def tokenize(self, text: str) -> list[str]:
+        return self._TOKEN.findall(text.lower())
+
+
+@lru_cache(maxsize=1)
+def _rouge_l_scorer() -> Any:
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=RougeTokenizer())
 
 
 def rouge_l(candidate: str, references: Sequence[str]) -> float | None:
-    """ROUGE-L F-measure (beta = 1), the best over references; None without references."""
+    """ROUGE-L F-measure (Google's rouge-score), the best over references; None without references."""
     refs = [r for r in references if r.strip()]
     if not refs:
         return None
-    cand = rouge_tokens(candidate)
-    best = 0.0
-    for ref in refs:
-        ref_tokens = rouge_tokens(ref)
-        lcs = _lcs_length(cand, ref_tokens)
-        if lcs:
-            precision, recall = lcs / len(cand), lcs / len(ref_tokens)
-            best = max(best, 2 * precision * recall / (precision + recall))
-    return best
+    return _rouge_l_scorer().score_multi(refs, candidate)["rougeL"].fmeasure
 
 
 # ---------------------------------------------------------------- per-system means

@@ -22,13 +22,13 @@ from .backends import Backend, create_backend
 from .config import ModelConfig
 from .data import Candidate, Document, LoadedInput
 from .metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
-from .prompts import PromptTemplate, load_prompts
+from .method import method_version
+from .prompts import PromptTemplate
 from .provenance import package_versions, platform_info
 from .report import write_tables
-from .schemas import SCHEMA_VERSION, Scaffold, VIEWS, direct_score_model, extraction_model, json_schema, schema_sha256
+from .schemas import ASSEMBLY_VERSION, Scaffold, VIEWS, direct_score_model, extraction_model, json_schema, schema_sha256
 from .store import RunStore, ScaffoldStore, StoredScaffold
 from .tasks import KIND_OF_TASK, Judge, PlannedRequest, Record, usage_stats
-from .text import split_sentences
 
 # progress(label, total) -> context manager yielding advance(n)
 ProgressFactory = Callable[[str, int], contextlib.AbstractContextManager[Callable[[int], None]]]
@@ -73,11 +73,12 @@ class Pipeline:
         backend_factory: Callable[[ModelConfig], Backend] = create_backend,
         progress: ProgressFactory = no_progress,
         batch_requests: int | None = None,
+        method: int | None = None,
     ):
         self.config = config
         self.store_root = Path(store_root)
-        self.prompts = prompts or load_prompts()
-        self.judge = Judge(config, self.prompts)
+        self.judge = Judge(config, method_version(method), prompts)
+        self.method, self.prompts = self.judge.method, self.judge.prompts
         self.scaffolds = ScaffoldStore(self.store_root)
         self._backend_factory = backend_factory
         self._backend: Backend | None = None
@@ -120,6 +121,11 @@ class Pipeline:
         by_doc = {d.doc_id: d for d in documents}
         for document in documents:
             stored = self.scaffolds.get(self.judge.scaffold_key(document))
+            if stored is not None and stored.scaffold.assembly < ASSEMBLY_VERSION:
+                # Made under older assembly rules: rebuilt from its own extraction outputs, no engine call.
+                records = {r.task.removeprefix("extract_"): r for r in stored.records}
+                stored = StoredScaffold(scaffold=self.judge.build_scaffold(document, records), records=stored.records)
+                self.scaffolds.put(stored)
             if stored is not None:
                 outcome.scaffolds[document.doc_id] = stored.scaffold.model_copy(update={"doc_id": document.doc_id})
                 outcome.records.extend(stored.records)
@@ -201,7 +207,7 @@ class Pipeline:
                 continue
             scaffold = extraction.scaffolds[c.doc_id]
             records = {KIND_OF_TASK[p.task]: r for p in plans[c.key] if (r := latest(p))}
-            n_sentences = len(split_sentences(c.summary))
+            n_sentences = len(self.judge.sentences(c.summary))
             judgments = self.judge.judgments(scaffold, n_sentences, records)
             summaries.append(score_summary(
                 scaffold, judgments, system=c.system, n_sentences=n_sentences,
@@ -221,21 +227,23 @@ class Pipeline:
 
     def _spec(self, loaded: LoadedInput, command: Sequence[str] | None) -> dict[str, Any]:
         limits = self.config.limits
-        static_schemas = {f"extract_{v}": schema_sha256(json_schema(extraction_model(v, limits))) for v in VIEWS}  # type: ignore[arg-type]
-        static_schemas["direct_score"] = schema_sha256(json_schema(direct_score_model(limits)))
+        static_schemas = {f"extract_{v}": schema_sha256(json_schema(extraction_model(v, limits, self.method)))  # type: ignore[arg-type]
+                          for v in VIEWS}
+        static_schemas["direct_score"] = schema_sha256(json_schema(direct_score_model(limits, self.method)))
         spec: dict[str, Any] = {
             "input": {"source": loaded.source, "fingerprint": loaded.fingerprint,
                       "fields": loaded.fields.model_dump(), "split": loaded.split},
             "judge": self.config.model_dump(),
             "judge_fingerprint": self.judge.fingerprint,
             "prompts": {task: {"ref": p.ref, "sha256": p.sha256} for task, p in sorted(self.prompts.items())},
-            "schemas": {"version": SCHEMA_VERSION, "static_sha256": static_schemas,
+            "schemas": {"version": str(self.method.number), "static_sha256": static_schemas,
                         "per_request": "alignment schemas are built per scaffold; each record holds its schema_sha256"},
         }
         identity = json.dumps({k: spec[k] for k in ("input", "judge_fingerprint", "prompts", "schemas")}, sort_keys=True)
         stem = Path(loaded.source).stem or "input"
         spec["default_run_id"] = f"{stem}-{self.config.name}-{hashlib.sha256(identity.encode()).hexdigest()[:8]}"
         spec.update({
+            "method": self.method.describe(),
             "created_at": _now(),
             "command": list(command) if command is not None else sys.argv,
             "counts": {"documents": len(loaded.documents), "candidates": len(loaded.candidates),
@@ -250,7 +258,7 @@ class Pipeline:
                        systems: list[SystemScores], failed: dict[str, str]) -> None:
         run.write_jsonl("candidates.jsonl", [
             {"record": c.record, "doc_id": c.doc_id, "system": c.system, "summary": c.summary,
-             "sentences": split_sentences(c.summary), "references": list(c.references),
+             "sentences": self.judge.sentences(c.summary), "references": list(c.references),
              "scaffold_key": extraction.scaffolds[c.doc_id].key if c.doc_id in extraction.scaffolds else None,
              "failed": failed.get(c.key)}
             for c in candidates

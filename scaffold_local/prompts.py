@@ -69,8 +69,10 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def load_prompts(directory: Path | None = None, pins: dict[str, int] | None = None) -> dict[str, PromptTemplate]:
-    """The template for every task: the newest version, or the pinned one."""
+def load_prompts(directory: Path | None = None, pins: dict[str, int] | None = None,
+                 version: int | None = None) -> dict[str, PromptTemplate]:
+    """The template for every task: the pinned version, else `version` (a method version pins every
+    task), else the newest."""
     directory = directory or resource_dir("prompts")
     found: dict[str, dict[int, Path]] = {}
     for path in directory.glob("*.jinja"):
@@ -82,9 +84,9 @@ def load_prompts(directory: Path | None = None, pins: dict[str, int] | None = No
         versions = found.get(task)
         if not versions:
             raise FileNotFoundError(f"no template for task {task!r} in {directory}")
-        version = (pins or {}).get(task, max(versions))
-        if version not in versions:
-            raise FileNotFoundError(f"{task}.v{version}.jinja not in {directory} (have {sorted(versions)})")
-        path = versions[version]
-        prompts[task] = PromptTemplate(task, version, path.read_text(encoding="utf-8"), path)
+        chosen = (pins or {}).get(task, version or max(versions))
+        if chosen not in versions:
+            raise FileNotFoundError(f"{task}.v{chosen}.jinja not in {directory} (have {sorted(versions)})")
+        path = versions[chosen]
+        prompts[task] = PromptTemplate(task, chosen, path.read_text(encoding="utf-8"), path)
     return prompts

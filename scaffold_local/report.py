@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,25 +54,37 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> No
         writer.writerows(rows)
 
 
-def _fmt(value: float | None, key: str) -> str:
+def _is_direct_score(key: str) -> bool:
+    return key == "ds" or key.startswith("ds_")
+
+
+def _fmt(value: float | None, key: str, ds_scale: int = 10) -> str:
+    """Direct scores on their 1-10 scale (2 decimals), or on the paper's 0-1 scale (DS/10) when
+    `ds_scale` is 1; every other metric is a share (3 decimals)."""
     if value is None:
         return "–"
-    return f"{value:.2f}" if key.startswith("ds_") else f"{value:.3f}"
+    if _is_direct_score(key):
+        return f"{value:.2f}" if ds_scale == 10 else f"{value / 10:.3f}"
+    return f"{value:.3f}"
 
 
-def systems_table(systems: Sequence[SystemScores], title: str = "Per-system means") -> Table:
+def _name(key: str, ds_scale: int) -> str:
+    return METRICS[key] + (" /10" if ds_scale == 1 and _is_direct_score(key) else "")
+
+
+def systems_table(systems: Sequence[SystemScores], title: str = "Per-system means", ds_scale: int = 10) -> Table:
     """Metrics as rows, systems as columns; "(k excl.)" marks means that left out k summaries."""
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title, title_justify="left", min_width=len(title))  # the title on one line
     table.add_column("metric", style="bold")
     for s in systems:
         table.add_column(f"{s.system}\n(n={s.n_summaries})", justify="right")
-    for key, name in METRICS.items():
+    for key in METRICS:
         cells = []
         for s in systems:
             m = s.metrics[key]
-            cell = _fmt(m.mean, key) + (f" ({m.excluded} excl.)" if m.excluded else "")
+            cell = _fmt(m.mean, key, ds_scale) + (f" ({m.excluded} excl.)" if m.excluded else "")
             cells.append(cell)
-        table.add_row(name, *cells)
+        table.add_row(_name(key, ds_scale), *cells)
     return table
 
 
@@ -101,6 +114,18 @@ class FinishedRun:
             candidates=read_lines("candidates.jsonl"),
         )
 
+    @property
+    def method_version(self) -> int:
+        """The method version that made the run (runs from before versions were recorded: from the
+        schema version, which was 1)."""
+        return int(self.spec.get("method", {}).get("number") or self.spec.get("schemas", {}).get("version", 1))
+
+    def scaffold_notes(self) -> Counter[str]:
+        """How many dropped duplicates and merged entities the run's scaffolds record, by action."""
+        scaffolds = ScaffoldStore(self.store.dir.parent.parent)
+        keys = {c["scaffold_key"] for c in self.candidates if c.get("scaffold_key")}
+        return Counter(note.action for key in keys if (stored := scaffolds.get(key)) for note in stored.scaffold.notes)
+
     def candidate(self, key: str) -> dict[str, Any]:
         for c in self.candidates:
             if f"{c['doc_id']}/{c['system']}" == key:
@@ -117,7 +142,7 @@ class FinishedRun:
         return records
 
 
-def evidence(run: FinishedRun, key: str) -> Group:
+def evidence(run: FinishedRun, key: str, ds_scale: int = 10) -> Group:
     """Item-level evidence for one summary: each scaffold item kept or missed, with sentence ids
     and the judge's justification."""
     candidate = run.candidate(key)
@@ -134,7 +159,8 @@ def evidence(run: FinishedRun, key: str) -> Group:
     scaffold = stored.scaffold
     records = run.records_for(candidate["doc_id"], candidate["system"])
     scores = next(s for s in run.summaries if s.doc_id == candidate["doc_id"] and s.system == candidate["system"])
-    parts.append(Text("scores: " + "  ".join(f"{METRICS[k]}={_fmt(v, k)}" for k, v in scores.values.items())))
+    parts.append(Text("scores: " + "  ".join(f"{_name(k, ds_scale)}={_fmt(v, k, ds_scale)}"
+                                            for k, v in scores.values.items())))
 
     def verdict_table(title: str, items: Sequence[Any], kind: str, verdict_key: str, text_of: Any) -> None:
         record = records.get(kind)
@@ -169,4 +195,6 @@ def evidence(run: FinishedRun, key: str) -> Group:
         parts.append(table)
     for name, reason in scaffold.failures.items():
         parts.append(Text(f"scaffold {name}: extraction failed: {reason}", style="yellow"))
+    for note in scaffold.notes:
+        parts.append(Text(f"scaffold {note.view}: {note.action}: {note.detail}", style="dim"))
     return Group(*parts)

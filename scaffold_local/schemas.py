@@ -16,23 +16,10 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-SCHEMA_VERSION = "1"
+from .method import MethodVersion
 
 Label = Literal["main point", "supporting detail", "other"]
 LABELS: tuple[str, ...] = get_args(Label)
-
-# FineSurE's seven error categories plus "no error".
-ErrorCategory = Literal[
-    "no error",
-    "out-of-context error",
-    "predicate error",
-    "entity error",
-    "circumstance error",
-    "coreference error",
-    "discourse link error",
-    "other error",
-]
-ERROR_CATEGORIES: tuple[str, ...] = get_args(ErrorCategory)
 
 _FORBID = ConfigDict(extra="forbid")
 
@@ -44,6 +31,10 @@ class SchemaLimits(BaseModel):
 
     max_facts: int = Field(60, ge=1)
     max_questions: int = Field(20, ge=1)
+    # Asked for in the extraction prompts (the paper: 20-100 facts), not enforced by the schema: a
+    # short document yields fewer items (the paper's screenshots: 8-15) and must not be padded.
+    min_facts: int = Field(1, ge=1, description="extraction prompt: list at least this many facts where the document allows")
+    min_questions: int = Field(1, ge=1, description="extraction prompt: ask at least this many questions where the document allows")
     max_entities: int = Field(20, ge=1)
     max_attributes_per_entity: int = Field(6, ge=1)
     statement_chars: int = Field(200, ge=20, description="fact, question, answer and attribute text")
@@ -89,6 +80,19 @@ class Entity(BaseModel):
 View = Literal["facts", "questions", "entities"]
 VIEWS: tuple[str, ...] = get_args(View)
 
+# Version of the rules that assemble a scaffold from extraction outputs (ids, duplicates, merges).
+# A stored scaffold made under older rules is rebuilt from its own extraction records.
+ASSEMBLY_VERSION = 2
+
+
+class ScaffoldNote(BaseModel):
+    """What assembling the scaffold changed in the judge's extraction output, for people to audit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    view: View
+    action: Literal["dropped duplicate", "merged entities"]
+    detail: str
+
 
 class Scaffold(BaseModel):
     """The fixed reference for one source document. A view is None when its extraction failed;
@@ -103,7 +107,9 @@ class Scaffold(BaseModel):
     questions: tuple[KeyQuestion, ...] | None
     entities: tuple[Entity, ...] | None
     failures: dict[str, str] = Field(default_factory=dict)
-    dropped_duplicates: dict[str, int] = Field(default_factory=dict)
+    dropped_duplicates: dict[str, int] = Field(default_factory=dict)  # assembly 1 only: `notes` replaced it
+    notes: tuple[ScaffoldNote, ...] = ()
+    assembly: int = 1  # ASSEMBLY_VERSION when built; files from before notes existed read as 1
 
     def attributes(self) -> list[Attribute]:
         return [a for e in self.entities or () for a in e.attributes]
@@ -113,7 +119,7 @@ class Scaffold(BaseModel):
 
 
 @lru_cache(maxsize=None)
-def extraction_model(view: View, limits: SchemaLimits) -> type[BaseModel]:
+def extraction_model(view: View, limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
     """The schema the judge fills in to extract one scaffold view. Ids are assigned afterwards
     (F1.., Q1.., E1.A1..) so the model never has to count."""
     text = Annotated[str, Field(min_length=1, max_length=limits.statement_chars)]
@@ -136,7 +142,8 @@ def extraction_model(view: View, limits: SchemaLimits) -> type[BaseModel]:
     if view == "entities":
         attribute = create_model("ExtractedAttribute", __config__=_FORBID, attribute=(text, ...), label=(Label, ...))
         name = Annotated[str, Field(min_length=1, max_length=limits.name_chars)]
-        kind = Annotated[str, Field(min_length=1, max_length=40)]
+        kind: Any = (Literal[method.entity_kinds] if method.entity_kinds  # type: ignore[valid-type]
+                     else Annotated[str, Field(min_length=1, max_length=40)])
         item = create_model(
             "ExtractedEntity", __config__=_FORBID,
             name=(name, ...), kind=(kind, ...),
@@ -157,27 +164,39 @@ def _justification(limits: SchemaLimits) -> Any:
 
 
 @lru_cache(maxsize=None)
-def _verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits) -> type[BaseModel]:
-    # Sentence ids are bounded by the summary's own sentence count, so the grammar cannot cite a
-    # sentence that does not exist; summaries of one scaffold with equal length share a schema.
+def _verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits, method: MethodVersion) -> Any:
+    """Justification, cited sentence ids, verdict. Sentence ids are bounded by the summary's own
+    sentence count, so the grammar cannot cite a sentence that does not exist (summaries of one
+    scaffold with equal length share a schema). Where the method asks for it, verdict and evidence
+    agree: either a positive verdict citing 1..k sentences or a negative one citing none (anyOf)."""
     sentence_id = Annotated[int, Field(ge=1, le=n_sentences)]
-    return create_model(
-        f"{verdict_field.capitalize()}Verdict", __config__=_FORBID,
-        justification=(_justification(limits), ...),
-        sentence_ids=(list[sentence_id], Field(max_length=min(limits.max_cited_sentences, n_sentences))),  # type: ignore[valid-type]
-        **{verdict_field: (bool, ...)},
-    )
+    most = min(limits.max_cited_sentences, n_sentences)
+
+    def shape(name: str, verdict: Any, min_cited: int, max_cited: int) -> type[BaseModel]:
+        return create_model(
+            name, __config__=_FORBID,
+            justification=(_justification(limits), ...),
+            sentence_ids=(list[sentence_id], Field(min_length=min_cited or None, max_length=max_cited)),  # type: ignore[valid-type]
+            **{verdict_field: (verdict, ...)},
+        )
+
+    title = verdict_field.capitalize()
+    if not method.verdict_needs_evidence:
+        return shape(f"{title}Verdict", bool, 0, most)
+    return shape(title, Literal[True], 1, most) | shape(f"Not{title}", Literal[False], 0, 0)
 
 
 @lru_cache(maxsize=512)
-def fact_alignment_model(fact_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits) -> type[BaseModel]:
-    verdict = _verdict_model("inferred", n_sentences, limits)
+def fact_alignment_model(fact_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits,
+                         method: MethodVersion) -> type[BaseModel]:
+    verdict = _verdict_model("inferred", n_sentences, limits, method)
     return create_model("FactAlignment", __config__=_FORBID, **{i: (verdict, ...) for i in fact_ids})
 
 
 @lru_cache(maxsize=512)
-def question_alignment_model(question_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits) -> type[BaseModel]:
-    verdict = _verdict_model("answered", n_sentences, limits)
+def question_alignment_model(question_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits,
+                             method: MethodVersion) -> type[BaseModel]:
+    verdict = _verdict_model("answered", n_sentences, limits, method)
     return create_model("QuestionAlignment", __config__=_FORBID, **{i: (verdict, ...) for i in question_ids})
 
 
@@ -198,10 +217,10 @@ def entity_preservation_model(
 
 
 @lru_cache(maxsize=512)
-def faithfulness_model(n_sentences: int, limits: SchemaLimits) -> type[BaseModel]:
+def faithfulness_model(n_sentences: int, limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
     verdict = create_model(
         "SentenceVerdict", __config__=_FORBID,
-        reason=(_justification(limits), ...), category=(ErrorCategory, ...),
+        reason=(_justification(limits), ...), category=(Literal[method.error_categories], ...),  # type: ignore[valid-type]
     )
     return create_model(
         "SentenceFaithfulness", __config__=_FORBID, **{f"S{i}": (verdict, ...) for i in range(1, n_sentences + 1)}
@@ -209,14 +228,14 @@ def faithfulness_model(n_sentences: int, limits: SchemaLimits) -> type[BaseModel
 
 
 @lru_cache(maxsize=None)
-def direct_score_model(limits: SchemaLimits) -> type[BaseModel]:
+def direct_score_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
+    """The holistic G-Eval-style grades. The paper asks for the four grades first and the rationale
+    last; method version 1 put the rationale first."""
     axis = Annotated[int, Field(ge=1, le=10)]
-    return create_model(
-        "DirectScore", __config__=_FORBID,
-        rationale=(Annotated[str, Field(max_length=limits.justification_chars * 2)], ...),
-        faithfulness=(axis, ...), completeness=(axis, ...),
-        understandability=(axis, ...), hallucination=(axis, ...),
-    )
+    grades: dict[str, Any] = {name: (axis, ...) for name in ("faithfulness", "completeness", "understandability", "hallucination")}
+    rationale = {"rationale": (Annotated[str, Field(max_length=limits.justification_chars * 2)], ...)}
+    fields = {**grades, **rationale} if method.scores_before_rationale else {**rationale, **grades}
+    return create_model("DirectScore", __config__=_FORBID, **fields)
 
 
 def entity_attribute_ids(scaffold: Scaffold) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -12,20 +12,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from .assembly import assemble_view
 from .backends.base import Request, Result, Sampling
 from .config import ModelConfig
 from .data import Candidate, Document
+from .method import NO_ERROR, MethodVersion, method_version
 from .metrics import Judgments
-from .prompts import PromptTemplate
+from .prompts import PromptTemplate, load_prompts
 from .schemas import (
-    SCHEMA_VERSION,
-    Attribute,
-    Entity,
-    Fact,
-    KeyQuestion,
+    ASSEMBLY_VERSION,
     OutputError,
     Scaffold,
-    View,
     VIEWS,
     direct_score_model,
     entity_attribute_ids,
@@ -105,13 +102,19 @@ class PlannedRequest:
 
 
 class Judge:
-    """Binds a model config and a prompt set; turns documents and summaries into requests and
-    outputs into scaffolds and judgments."""
+    """Binds a model config, a method version and its prompt set; turns documents and summaries into
+    requests and outputs into scaffolds and judgments."""
 
-    def __init__(self, config: ModelConfig, prompts: Mapping[str, PromptTemplate]):
+    def __init__(self, config: ModelConfig, method: MethodVersion | None = None,
+                 prompts: Mapping[str, PromptTemplate] | None = None):
         self.config = config
-        self.prompts = prompts
+        self.method = method or method_version()
+        self.prompts = prompts or load_prompts(version=self.method.number)
         self.fingerprint = config.fingerprint()
+
+    def sentences(self, summary: str) -> list[str]:
+        """The summary's numbered sentences under this method version's splitter."""
+        return split_sentences(summary, self.method.splitter)
 
     def _sampling(self, max_tokens: int) -> Sampling:
         c = self.config
@@ -152,11 +155,14 @@ class Judge:
     def extraction_requests(self, document: Document) -> list[PlannedRequest]:
         limits = self.config.limits
         max_items = {"facts": limits.max_facts, "questions": limits.max_questions, "entities": limits.max_entities}
+        min_items = {"facts": limits.min_facts, "questions": limits.min_questions, "entities": 1}
         return [
             self._plan(
-                f"{document.doc_id}/extract/{view}", f"extract_{view}", extraction_model(view, limits),  # type: ignore[arg-type]
+                f"{document.doc_id}/extract/{view}", f"extract_{view}",
+                extraction_model(view, limits, self.method),  # type: ignore[arg-type]
                 self.config.budget.extraction, document.doc_id, None,
-                {"document": document.text, "max_items": max_items[view], "max_attributes": limits.max_attributes_per_entity},
+                {"document": document.text, "min_items": min_items[view], "max_items": max_items[view],
+                 "max_attributes": limits.max_attributes_per_entity, "entity_kinds": self.method.entity_kinds},
             )
             for view in VIEWS
         ]
@@ -164,25 +170,26 @@ class Judge:
     def scaffold_key(self, document: Document) -> str:
         """Content address: the extraction requests (document, prompts, schemas, sampling, judge)."""
         keys = [p.cache_key for p in self.extraction_requests(document)]
-        return hashlib.sha256(json.dumps([SCHEMA_VERSION, *keys]).encode()).hexdigest()
+        return hashlib.sha256(json.dumps([str(self.method.number), *keys]).encode()).hexdigest()
 
     def build_scaffold(self, document: Document, records: Mapping[str, Record]) -> Scaffold:
         """Assemble a scaffold from the three extraction records (keyed by view), assigning ids.
         A view whose output failed validation is None, with the reason in `failures`."""
         views: dict[str, Any] = {}
         failures: dict[str, str] = {}
-        dropped: dict[str, int] = {}
+        notes = []
         for view in VIEWS:
             record = records[view]
             if record.parsed is None:
                 views[view] = None
                 failures[view] = record.validation_error or record.error or "no output"
                 continue
-            views[view], dropped[view] = _assign_ids(view, record.parsed)  # type: ignore[arg-type]
+            views[view], view_notes = assemble_view(view, record.parsed)  # type: ignore[arg-type]
+            notes.extend(view_notes)
         return Scaffold(
             key=self.scaffold_key(document), doc_id=document.doc_id, document_sha256=document.sha256,
             facts=views["facts"], questions=views["questions"], entities=views["entities"],
-            failures=failures, dropped_duplicates={k: v for k, v in dropped.items() if v},
+            failures=failures, notes=tuple(notes), assembly=ASSEMBLY_VERSION,
         )
 
     # ------------------------------------------------------------ stage 2: judgment
@@ -190,11 +197,11 @@ class Judge:
     def judgment_requests(self, scaffold: Scaffold, document: Document, candidate: Candidate) -> list[PlannedRequest]:
         """The requests for one summary. A summary with no sentences needs none (see `judgments`);
         views that failed extraction or are empty are not asked about."""
-        sentences = split_sentences(candidate.summary)
+        sentences = self.sentences(candidate.summary)
         n = len(sentences)
         if n == 0:
             return []
-        limits, budget = self.config.limits, self.config.budget
+        limits, budget, method = self.config.limits, self.config.budget, self.method
         shared = {"sentences": sentences, "document": document.text, "summary": candidate.summary}
 
         def plan(kind: str, task: str, model: type[BaseModel], max_tokens: int, **variables: Any) -> PlannedRequest:
@@ -203,12 +210,13 @@ class Judge:
 
         planned = []
         if scaffold.facts:
-            facts = [{"id": f.id, "text": f.text} for f in scaffold.facts]
-            model = fact_alignment_model(tuple(f.id for f in scaffold.facts), n, limits)
+            facts = [{"id": f.id, "text": f.text, "label": f.label} for f in scaffold.facts]
+            model = fact_alignment_model(tuple(f.id for f in scaffold.facts), n, limits, method)
             planned.append(plan("facts", "align_facts", model, budget.for_items(len(facts)), facts=facts))
         if scaffold.questions:
-            questions = [{"id": q.id, "question": q.question, "expected_answer": q.expected_answer} for q in scaffold.questions]
-            model = question_alignment_model(tuple(q.id for q in scaffold.questions), n, limits)
+            questions = [{"id": q.id, "question": q.question, "expected_answer": q.expected_answer, "label": q.label}
+                         for q in scaffold.questions]
+            model = question_alignment_model(tuple(q.id for q in scaffold.questions), n, limits, method)
             planned.append(plan("questions", "align_questions", model, budget.for_items(len(questions)), questions=questions))
         ids = entity_attribute_ids(scaffold)
         if ids:
@@ -218,8 +226,8 @@ class Judge:
             ]
             model = entity_preservation_model(ids, limits)
             planned.append(plan("entities", "align_entities", model, budget.for_items(len(entities)), entities=entities))
-        planned.append(plan("faithfulness", "check_faithfulness", faithfulness_model(n, limits), budget.for_items(n)))
-        planned.append(plan("direct_score", "direct_score", direct_score_model(limits), budget.direct_score))
+        planned.append(plan("faithfulness", "check_faithfulness", faithfulness_model(n, limits, method), budget.for_items(n)))
+        planned.append(plan("direct_score", "direct_score", direct_score_model(limits, method), budget.direct_score))
         return planned
 
     @staticmethod
@@ -259,7 +267,7 @@ class Judge:
             elif kind == "entities":
                 out.preserved_attributes = frozenset(a for v in parsed.values() for a in v["preserved_attribute_ids"])
             elif kind == "faithfulness":
-                out.sentence_faithful = [parsed[f"S{i}"]["category"] == "no error" for i in range(1, n_sentences + 1)]
+                out.sentence_faithful = [parsed[f"S{i}"]["category"] == NO_ERROR for i in range(1, n_sentences + 1)]
             else:
                 out.direct_score = {k: v for k, v in parsed.items() if k != "rationale"}
         return out
@@ -274,39 +282,3 @@ def _check_ids(parsed: Mapping[str, Any]) -> None:
             values = verdict.get(key, [])
             if len(values) != len(set(values)):
                 raise OutputError(f"{item_id}.{key}: duplicate ids {values}")
-
-
-def _dedupe(items: Sequence[dict[str, Any]], key: str) -> tuple[list[dict[str, Any]], int]:
-    seen: set[str] = set()
-    kept = []
-    for item in items:
-        norm = " ".join(item[key].lower().split())
-        if norm not in seen:
-            seen.add(norm)
-            kept.append(item)
-    return kept, len(items) - len(kept)
-
-
-def _assign_ids(view: View, parsed: Mapping[str, Any]) -> tuple[tuple[Any, ...], int]:
-    """Stable ids in output order (F1.., Q1.., E1 with E1.A1..); exact duplicates (case and
-    whitespace aside) are dropped and counted, as the extraction prompt forbids them."""
-    if view == "facts":
-        items, dropped = _dedupe(parsed["facts"], "fact")
-        return tuple(Fact(id=f"F{i}", text=f["fact"], label=f["label"]) for i, f in enumerate(items, 1)), dropped
-    if view == "questions":
-        items, dropped = _dedupe(parsed["questions"], "question")
-        return tuple(
-            KeyQuestion(id=f"Q{i}", question=q["question"], expected_answer=q["expected_answer"],
-                        provenance=q["provenance"], label=q["label"])
-            for i, q in enumerate(items, 1)
-        ), dropped
-    items, dropped = _dedupe(parsed["entities"], "name")
-    entities = []
-    for i, e in enumerate(items, 1):
-        attributes, extra = _dedupe(e["attributes"], "attribute")
-        dropped += extra
-        entities.append(Entity(
-            id=f"E{i}", name=e["name"], kind=e["kind"],
-            attributes=tuple(Attribute(id=f"E{i}.A{j}", text=a["attribute"], label=a["label"]) for j, a in enumerate(attributes, 1)),
-        ))
-    return tuple(entities), dropped

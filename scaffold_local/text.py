@@ -1,14 +1,17 @@
 """The one sentence splitter, and hashing of text.
 
 Summaries are split into numbered sentences before judgment; sentence ids in every verdict, F and
-Fact Focus all refer to this split, so it is deliberately simple and deterministic:
+Fact Focus all refer to this split, so every module gets its sentences from `split_sentences`.
 
 1. Line breaks always end a sentence (bullet lists, one-claim-per-line summaries); leading bullet
    markers ("-", "*", "•", "1.", "2)") are removed.
-2. Within a line, a sentence ends at ".", "!" or "?" (optionally followed by closing quotes or
-   brackets) when whitespace and then an upper-case letter, a digit or an opening quote follows.
-3. No split after common abbreviations (Mr., Dr., U.S., e.g., Inc., Jan., ...) or single initials
-   ("J. Smith"), and never inside numbers ("3.5").
+2. Within a line, "pysbd" (the default since method version 2) uses pysbd's rule-based segmenter
+   (the Golden Rules: abbreviations, initials, decimals, times, lower-case starts, CJK punctuation),
+   plus one rule of ours: a full stop with no space before a capitalised word ("rose.The") ends a
+   sentence when two lower-case letters precede it.
+3. "rules-v1" is method version 1's splitter, kept so its runs can be reproduced: a sentence ends
+   at ".", "!" or "?" before whitespace and an upper-case letter, digit or opening quote, except
+   after common abbreviations and single initials.
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Callable
+from functools import lru_cache
+
+from .method import Splitter
 
 _ABBREVIATIONS = {
     "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "inc", "ltd", "co", "corp",
@@ -35,23 +42,42 @@ def _ends_with_abbreviation(text: str) -> bool:
     return word in _ABBREVIATIONS or len(word) == 1
 
 
-def split_sentences(text: str) -> list[str]:
+def _split_line_v1(line: str) -> list[str]:
+    sentences, start = [], 0
+    for match in _BOUNDARY.finditer(line):
+        candidate = line[start : match.end()].strip()
+        if match.group().startswith(".") and _ends_with_abbreviation(line[start : match.start() + 1]):
+            continue
+        if candidate:
+            sentences.append(candidate)
+        start = match.end()
+    rest = line[start:].strip()
+    return sentences + [rest] if rest else sentences
+
+
+_MISSING_SPACE = re.compile(r"(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])")
+
+
+@lru_cache(maxsize=1)
+def _pysbd() -> Callable[[str], list[str]]:
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False).segment
+
+
+def _split_line_pysbd(line: str) -> list[str]:
+    pieces = (p.strip() for segment in _pysbd()(line) for p in _MISSING_SPACE.split(segment))
+    return [p for p in pieces if p]
+
+
+_SPLITTERS: dict[str, Callable[[str], list[str]]] = {"rules-v1": _split_line_v1, "pysbd": _split_line_pysbd}
+
+
+def split_sentences(text: str, splitter: Splitter = "pysbd") -> list[str]:
     """Split text into sentences (rules in the module docstring). Empty text gives []."""
-    sentences: list[str] = []
-    for line in text.splitlines():
-        line = _BULLET.sub("", line).strip()
-        start = 0
-        for match in _BOUNDARY.finditer(line):
-            candidate = line[start : match.end()].strip()
-            if match.group().startswith(".") and _ends_with_abbreviation(line[start : match.start() + 1]):
-                continue
-            if candidate:
-                sentences.append(candidate)
-            start = match.end()
-        rest = line[start:].strip()
-        if rest:
-            sentences.append(rest)
-    return sentences
+    split_line = _SPLITTERS[splitter]
+    lines = (_BULLET.sub("", line).strip() for line in text.splitlines())
+    return [sentence for line in lines if line for sentence in split_line(line)]
 
 
 def normalize(text: str) -> str:

@@ -12,7 +12,6 @@ import pytest
 from scaffold_local.backends import BackendError, Message, Sampling, create_backend
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import Candidate, Document
-from scaffold_local.prompts import load_prompts
 from scaffold_local.schemas import Fact, KeyQuestion, Scaffold
 from scaffold_local.tasks import Judge
 from scaffold_local.text import sha256_text
@@ -48,7 +47,7 @@ def backend(request):
 
 def _requests(config: ModelConfig):
     """Real judgment requests (mixed schemas) for two summaries, plus one with a 3-token budget."""
-    judge = Judge(config, load_prompts())
+    judge = Judge(config)
     document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
     scaffold = Scaffold(
         key="k", doc_id="factory", document_sha256=document.sha256,

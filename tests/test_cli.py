@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -21,6 +22,7 @@ runner = CliRunner()
 @pytest.fixture(autouse=True)
 def wide_console(monkeypatch):
     monkeypatch.setattr(cli.console, "width", 220)  # tables on one line each, whatever the terminal
+    monkeypatch.setattr(cli.err, "width", 220)
 
 
 def test_score_then_show_table_and_evidence(small_input, tmp_path):
@@ -79,3 +81,37 @@ def test_import_and_help_do_not_load_engines():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_method_versions_share_a_store_and_show_names_the_version(small_input, tmp_path):
+    store = tmp_path / "store"
+    args = ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store)]
+    v1 = runner.invoke(app, [*args, "--method-version", "1"])
+    v2 = runner.invoke(app, args)
+    assert v1.exit_code == 0 and v2.exit_code == 0, v1.output + v2.output
+    assert "method version 1" in v1.output and "method version 2" in v2.output
+    assert "scaffolds: 2 extracted, 0 reused" in v2.output  # v2 prompts and schemas: new scaffolds; v1's stay
+    runs = {json.loads((d / "spec.json").read_text())["method"]["number"]: d for d in (store / "runs").iterdir()}
+    assert sorted(runs) == [1, 2]
+    for number, run_dir in runs.items():
+        shown = runner.invoke(app, ["show", str(run_dir)])
+        assert shown.exit_code == 0 and f"method version {number};" in shown.output
+
+    # A run written before method versions were recorded reads as version 1.
+    spec_path = runs[1] / "spec.json"
+    spec = json.loads(spec_path.read_text())
+    del spec["method"]
+    spec_path.write_text(json.dumps(spec))
+    assert "method version 1;" in runner.invoke(app, ["show", str(runs[1])]).output
+
+    unknown = runner.invoke(app, [*args, "--method-version", "7"])
+    assert unknown.exit_code == 2 and "unknown method version 7 (known: 1, 2)" in unknown.output
+
+
+def test_direct_scores_on_the_papers_0_1_scale(small_input, tmp_path):
+    args = ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(tmp_path)]
+    tens, ones = runner.invoke(app, args), runner.invoke(app, [*args, "--ds-scale", "1"])
+    ds_row = lambda output: next(l for l in output.splitlines() if re.match(r"│ DS( /10)? +│", l))  # noqa: E731
+    assert "9.50" in ds_row(tens.output)  # brief: (10 + 10 + 8 + 10) / 4
+    assert "DS /10" in ds_row(ones.output) and "0.950" in ds_row(ones.output)
+    assert runner.invoke(app, [*args, "--ds-scale", "5"]).exit_code == 2

@@ -159,3 +159,63 @@ def test_system_means_report_exclusions():
     assert means["a"].metrics["fps"].excluded_reasons == {"scaffold has no main facts": 1}
     assert means["b"].metrics["fps"].mean is None and means["b"].metrics["fps"].excluded == 1
     assert math.isclose(means["a"].n_summaries, 3)
+
+
+def test_eps_denominator_counts_every_attribute_whatever_its_label():
+    """The paper's G.6: "always the total scaffold attribute count"; an `other` attribute counts too."""
+    scaffold = make_scaffold(1, 0).model_copy(update={"entities": (
+        Entity(id="E1", name="Alpha", kind="org", attributes=(
+            Attribute(id="E1.A1", text="a", label="main point"),
+            Attribute(id="E1.A2", text="b", label="supporting detail"),
+            Attribute(id="E1.A3", text="published Monday", label="other"))),)})
+    scores = score_summary(scaffold, Judgments(preserved_attributes=frozenset({"E1.A1"})), system="s", n_sentences=1)
+    assert scores.values["eps"] == pytest.approx(1 / 3)
+    kept_other = score_summary(scaffold, Judgments(preserved_attributes=frozenset({"E1.A3"})), system="s", n_sentences=1)
+    assert kept_other.values["eps"] == pytest.approx(1 / 3)
+    no_attributes = score_summary(make_scaffold(1, 0), Judgments(preserved_attributes=frozenset()), system="s", n_sentences=1)
+    assert no_attributes.values["eps"] is None and no_attributes.undefined["eps"] == "scaffold has no entity attributes"
+
+
+def test_fact_focus_is_undefined_without_main_or_supporting_facts():
+    scaffold = make_scaffold(0, 0, other_facts=2)
+    judgments = Judgments(fact_inferred={"F1": True, "F2": False}, fact_sentences={"F1": [1], "F2": []})
+    scores = score_summary(scaffold, judgments, system="s", n_sentences=2)
+    assert scores.values["fact_focus"] is None
+    assert scores.undefined["fact_focus"] == "scaffold has no main or supporting facts"
+
+
+def test_ds_is_the_mean_of_the_four_axes():
+    grades = {"faithfulness": 9, "completeness": 6, "understandability": 8, "hallucination": 10}
+    scores = score_summary(make_scaffold(1, 0), Judgments(direct_score=grades), system="s", n_sentences=1)
+    assert scores.values["ds"] == pytest.approx(8.25)
+    assert scores.values["ds_completeness"] == 6.0
+    failed = score_summary(make_scaffold(1, 0), Judgments(failures={"direct_score": "not valid JSON"}),
+                           system="s", n_sentences=1)
+    assert failed.values["ds"] is None and failed.undefined["ds"] == "direct score failed: not valid JSON"
+
+
+ENGLISH_PAIRS = [
+    ("The cat sat on the mat.", ["The cat was on the mat!"]),
+    ("Alpha Corp opened a $50m factory in Denton, Texas, on Monday.", ["Alpha Corp's new Denton plant opened Monday."]),
+    ("Revenue rose 3.5 percent; iPhone sales fell.", ["iPhone sales fell while revenue rose 3.5%.", "Sales fell."]),
+    ("U.S. stocks closed higher at 5 p.m. on Friday", ["Stocks in the U.S. closed higher on Friday afternoon."]),
+]
+
+
+@pytest.mark.parametrize("candidate, references", ENGLISH_PAIRS)
+def test_rouge_l_equals_the_rouge_score_package_on_english(candidate, references):
+    from rouge_score import rouge_scorer
+
+    package = rouge_scorer.RougeScorer(["rougeL"]).score_multi(references, candidate)["rougeL"].fmeasure
+    assert rouge_l(candidate, references) == pytest.approx(package)
+    assert package > 0
+
+
+def test_rouge_l_scores_text_without_latin_letters():
+    from rouge_score import rouge_scorer
+
+    japanese, reference = "東京は日本の首都です。", "日本の首都は東京です。"
+    assert rouge_scorer.RougeScorer(["rougeL"]).score(reference, japanese)["rougeL"].fmeasure == 0  # the package alone
+    # 10 characters each; the longest common subsequence 日本の首都です has 7.
+    assert rouge_l(japanese, [reference]) == pytest.approx(0.7)
+    assert rouge_l("Они приехали в Москву.", ["Они приехали в Москву вчера."]) == pytest.approx(2 * 4 / 9)

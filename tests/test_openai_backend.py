@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -46,11 +45,13 @@ def test_request_body_json_object_fallback_puts_the_schema_in_the_prompt():
 class Stub:
     """A loopback HTTP server whose replies a test scripts as a list of (status, content) pairs."""
 
-    def __init__(self, replies, delay: float = 0.0):
+    def __init__(self, replies, hold_until_in_flight: int = 0):
+        """`hold_until_in_flight`: each reply waits (up to 5 s) until that many requests are in
+        flight, so a test sees concurrency happen without depending on timing."""
         self.replies = list(replies)
         self.bodies: list[dict] = []
         self.in_flight = self.max_in_flight = 0
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -64,7 +65,8 @@ class Stub:
                     stub.in_flight += 1
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
                     status, content = stub.replies.pop(0) if len(stub.replies) > 1 else stub.replies[0]
-                time.sleep(delay)
+                    stub.lock.notify_all()
+                    stub.lock.wait_for(lambda: stub.in_flight >= hold_until_in_flight, timeout=5)
                 payload = {"choices": [{"message": {"content": content}, "finish_reason": "stop"}],
                            "usage": {"prompt_tokens": 10, "completion_tokens": 3}}
                 data = json.dumps(payload if status == 200 else {"error": "busy"}).encode()
@@ -75,6 +77,7 @@ class Stub:
                 self.wfile.write(data)
                 with stub.lock:
                     stub.in_flight -= 1
+                    stub.lock.notify_all()
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -88,8 +91,8 @@ class Stub:
 def stub_factory():
     stubs = []
 
-    def make(replies, delay=0.0):
-        stubs.append(Stub(replies, delay))
+    def make(replies, hold_until_in_flight=0):
+        stubs.append(Stub(replies, hold_until_in_flight))
         return stubs[-1]
 
     yield make
@@ -140,7 +143,7 @@ def test_json_object_fallback_reasks_once_with_the_validation_error(stub_factory
 
 
 def test_concurrency_limit_and_order_are_kept(stub_factory):
-    stub = stub_factory([(200, '{"ok": true}')], delay=0.05)
+    stub = stub_factory([(200, '{"ok": true}')], hold_until_in_flight=2)
     requests = [make_request(i) for i in range(8)]
     results = backend_for(stub.url, concurrency=2).generate(requests)
     assert [r.id for r in results] == [r.id for r in requests]

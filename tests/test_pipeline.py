@@ -15,23 +15,24 @@ from scaffold_local.store import SpecMismatch
 from .helpers import FACTORY, LIBRARY, write_jsonl
 
 # Worked out by hand from the responder's rules (see tests/helpers.py and backends/responder.py):
-# factory scaffold F1, F2 main / F3, F4 supporting / F5 other; scored attributes: Denton and Monday
-# (both from F1). library scaffold F1, F2 main / F3 supporting / F4 other; scored attribute: the
-# Oakvale Cycling Club donated the bicycles (F3).
+# factory scaffold F1, F2 main / F3, F4 supporting / F5 other; its attributes (every one counts in
+# EPS, whatever its label): Denton (F1 main, F5 other), Monday (F1), Denton Daily (F5 other).
+# library scaffold F1, F2 main / F3 supporting / F4 other; attributes: Oakvale Cycling Club (F3),
+# Town News (F4 other). DS is the mean of the four axes.
 EXPECTED = {
-    ("factory", "brief"): {"fps": 1.0, "qps": 1.0, "eps": 1.0, "f": 1.0, "fc": 0.5, "main_fc": 1.0, "supp_fc": 0.0,
+    ("factory", "brief"): {"fps": 1.0, "qps": 1.0, "eps": 2 / 4, "f": 1.0, "fc": 0.5, "main_fc": 1.0, "supp_fc": 0.0,
                            "fact_focus": 1.0, "qc": 0.5, "ds_faithfulness": 10, "ds_completeness": 10,
-                           "ds_understandability": 8, "ds_hallucination": 10},
+                           "ds_understandability": 8, "ds_hallucination": 10, "ds": 9.5},
     # F1, F3, F4 inferred; the 4th sentence ("export 900 panels") is unsupported -> entity error.
-    ("factory", "details"): {"fps": 0.0, "qps": 0.0, "eps": 1.0, "f": 0.75, "fc": 0.75, "main_fc": 0.5, "supp_fc": 1.0,
-                             "fact_focus": 0.75, "qc": 0.75, "ds_faithfulness": 8, "ds_completeness": 5,
-                             "ds_understandability": 8, "ds_hallucination": 8},
+    ("factory", "details"): {"fps": 0.0, "qps": 0.0, "eps": 2 / 4, "f": 0.75, "fc": 0.75, "main_fc": 0.5,
+                             "supp_fc": 1.0, "fact_focus": 0.75, "qc": 0.75, "ds_faithfulness": 8, "ds_completeness": 5,
+                             "ds_understandability": 8, "ds_hallucination": 8, "ds": 7.25},
     ("library", "brief"): {"fps": 1.0, "qps": 1.0, "eps": 0.0, "f": 1.0, "fc": 2 / 3, "main_fc": 1.0, "supp_fc": 0.0,
                            "fact_focus": 1.0, "qc": 2 / 3, "ds_faithfulness": 10, "ds_completeness": 10,
-                           "ds_understandability": 8, "ds_hallucination": 10},
-    ("library", "details"): {"fps": 0.0, "qps": 0.0, "eps": 1.0, "f": 1.0, "fc": 1 / 3, "main_fc": 0.0, "supp_fc": 1.0,
-                             "fact_focus": 1.0, "qc": 1 / 3, "ds_faithfulness": 10, "ds_completeness": 1,
-                             "ds_understandability": 8, "ds_hallucination": 10},
+                           "ds_understandability": 8, "ds_hallucination": 10, "ds": 9.5},
+    ("library", "details"): {"fps": 0.0, "qps": 0.0, "eps": 1 / 2, "f": 1.0, "fc": 1 / 3, "main_fc": 0.0,
+                             "supp_fc": 1.0, "fact_focus": 1.0, "qc": 1 / 3, "ds_faithfulness": 10, "ds_completeness": 1,
+                             "ds_understandability": 8, "ds_hallucination": 10, "ds": 7.25},
 }
 
 
@@ -70,7 +71,7 @@ def test_end_to_end_exact_metrics(responder_config, small_input, tmp_path):
             assert got[key][metric] == pytest.approx(value), (key, metric)
         assert got[key]["rouge_l"] is None  # no references in this input
     systems = {s.system: s.metrics for s in outcome.systems}
-    assert systems["brief"]["eps"].mean == pytest.approx(0.5)
+    assert systems["brief"]["eps"].mean == pytest.approx(0.25)
     assert systems["details"]["fc"].mean == pytest.approx((0.75 + 1 / 3) / 2)
     assert systems["details"]["f"].n == 2 and systems["details"]["f"].excluded == 0
     assert outcome.requests_sent == 4 * 5 and outcome.validation_failures == 0
@@ -201,7 +202,8 @@ def test_run_spec_and_records_carry_provenance(responder_config, small_input, tm
     outcome = run(responder_config, tmp_path / "store", small_input)
     spec = json.loads((outcome.run_dir / "spec.json").read_text())
     assert spec["judge"]["name"] == "responder" and len(spec["judge_fingerprint"]) == 64
-    assert spec["prompts"]["align_facts"]["ref"] == "align_facts.v1" and len(spec["prompts"]["align_facts"]["sha256"]) == 64
+    assert spec["prompts"]["align_facts"]["ref"] == "align_facts.v2" and len(spec["prompts"]["align_facts"]["sha256"]) == 64
+    assert spec["method"]["number"] == 2 and spec["method"]["splitter"] == "pysbd" and spec["schemas"]["version"] == "2"
     assert spec["engines"][0]["engine"] == "responder"
     assert spec["versions"]["pydantic"] and spec["input"]["fingerprint"]
     record = json.loads((outcome.run_dir / "records.jsonl").read_text().splitlines()[0])

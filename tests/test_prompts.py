@@ -7,6 +7,7 @@ import pytest
 
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import Candidate, Document
+from scaffold_local.method import METHOD_VERSIONS, method_version
 from scaffold_local.prompts import TASKS, load_prompts
 from scaffold_local.schemas import Attribute, Entity, Fact, KeyQuestion, Scaffold
 from scaffold_local.tasks import Judge
@@ -26,12 +27,12 @@ SCAFFOLD = Scaffold(
 )
 
 
-def _judge() -> Judge:
-    return Judge(ModelConfig.load(str(RESPONDER_CONFIG)), load_prompts())
+def _judge(version: int | None = None) -> Judge:
+    return Judge(ModelConfig.load(str(RESPONDER_CONFIG)), method_version(version))
 
 
-def _render_all() -> str:
-    judge = _judge()
+def _render_all(version: int) -> str:
+    judge = _judge(version)
     document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
     candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant. It hired 200 people.")
     planned = judge.extraction_requests(document) + judge.judgment_requests(SCAFFOLD, document, candidate)
@@ -42,14 +43,33 @@ def _render_all() -> str:
     return "\n".join(blocks) + "\n"
 
 
-def test_rendered_prompt_snapshot():
-    assert_snapshot("rendered_prompts.txt", _render_all())
+def test_rendered_prompt_snapshot_v1_is_unchanged():
+    """Method version 1 renders exactly as when it was the default, so its cached results stay valid."""
+    assert_snapshot("rendered_prompts.txt", _render_all(1))
 
 
-def test_every_task_has_a_template_with_a_hash():
-    prompts = load_prompts()
+def test_rendered_prompt_snapshot_v2():
+    assert_snapshot("rendered_prompts.v2.txt", _render_all(2))
+
+
+@pytest.mark.parametrize("version", sorted(METHOD_VERSIONS))
+def test_every_task_has_a_template_of_every_method_version(version):
+    prompts = load_prompts(version=version)
     assert set(prompts) == set(TASKS)
-    assert all(len(p.sha256) == 64 and p.ref.startswith(p.task + ".v") for p in prompts.values())
+    assert all(len(p.sha256) == 64 and p.ref == f"{p.task}.v{version}" for p in prompts.values())
+
+
+def test_v2_prompts_show_labels_and_name_every_category_and_entity_kind():
+    judge = _judge(2)
+    document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
+    candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant.")
+    rendered = {p.task: "\n".join(m.content for m in p.request.messages)
+                for p in judge.extraction_requests(document) + judge.judgment_requests(SCAFFOLD, document, candidate)}
+    assert "F1 (main point): Alpha Corp opened a factory in Denton." in rendered["align_facts"]
+    assert "F2 (supporting detail): The factory employs 200 workers." in rendered["align_facts"]
+    assert "Q1 (main point): What did Alpha Corp open?" in rendered["align_questions"]
+    assert all(f'"{category}"' in rendered["check_faithfulness"] for category in judge.method.error_categories)
+    assert ", ".join(judge.method.entity_kinds) in rendered["extract_entities"]
 
 
 def test_summaries_of_one_document_share_the_prompt_up_to_the_summary():

@@ -23,8 +23,6 @@ from scaffold_local.data import load_input
 from scaffold_local.pipeline import Pipeline
 from scaffold_local.store import ScaffoldStore
 from scaffold_local.tasks import Judge
-from scaffold_local.prompts import load_prompts
-from scaffold_local.text import split_sentences
 
 from .helpers import EXAMPLES, failure_message, hosted_config_file, small_numa_node_env
 
@@ -69,7 +67,7 @@ def _keys_in_order(text: str) -> list[str]:
 
 def test_every_extraction_output_is_schema_valid(finished):
     loaded = load_input(EXAMPLES)
-    judge = Judge(finished.config, load_prompts())
+    judge = Judge(finished.config)
     for document in loaded.documents.values():
         stored = ScaffoldStore(finished.store).get(judge.scaffold_key(document))
         assert stored is not None, document.doc_id
@@ -83,7 +81,7 @@ def test_every_extraction_output_is_schema_valid(finished):
 
 def test_every_scaffold_item_gets_exactly_one_verdict(finished):
     loaded = load_input(EXAMPLES)
-    judge = Judge(finished.config, load_prompts())
+    judge = Judge(finished.config)
     records = {}
     for line in (finished.run_dir / "records.jsonl").read_text().splitlines():
         record = json.loads(line)
@@ -92,7 +90,7 @@ def test_every_scaffold_item_gets_exactly_one_verdict(finished):
     for candidate in loaded.candidates:
         stored = ScaffoldStore(finished.store).get(judge.scaffold_key(loaded.documents[candidate.doc_id]))
         scaffold = stored.scaffold
-        n_sentences = len(split_sentences(candidate.summary))
+        n_sentences = len(judge.sentences(candidate.summary))
         for planned in judge.judgment_requests(scaffold, loaded.documents[candidate.doc_id], candidate):
             record = records[planned.cache_key]
             assert record["finish_reason"] == "stop", (record["request_id"], record["error"], record["text"])
@@ -102,7 +100,7 @@ def test_every_scaffold_item_gets_exactly_one_verdict(finished):
                 "align_questions": [q.id for q in scaffold.questions],
                 "align_entities": [e.id for e in scaffold.entities if e.attributes],
                 "check_faithfulness": [f"S{i}" for i in range(1, n_sentences + 1)],
-                "direct_score": ["rationale", "faithfulness", "completeness", "understandability", "hallucination"],
+                "direct_score": list(planned.request.json_schema["properties"]),  # the four grades, then the rationale
             }[planned.task]
             assert _keys_in_order(record["text"]) == expected, planned.request.id
             checked += 1

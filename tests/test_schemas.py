@@ -7,6 +7,7 @@ import json
 import jsonschema
 import pytest
 
+from scaffold_local.method import method_version
 from scaffold_local.schemas import (
     OutputError,
     SchemaLimits,
@@ -23,10 +24,11 @@ from scaffold_local.schemas import (
 from .helpers import assert_snapshot
 
 LIMITS = SchemaLimits(justification_chars=80, max_cited_sentences=3)
+V1, V2 = method_version(1), method_version(2)
 
 
 def test_fact_alignment_schema_requires_one_verdict_per_fact_in_order_with_reason_first():
-    schema = json_schema(fact_alignment_model(("F1", "F2", "F3"), 4, LIMITS))
+    schema = json_schema(fact_alignment_model(("F1", "F2", "F3"), 4, LIMITS, V1))
     assert list(schema["properties"]) == ["F1", "F2", "F3"]
     assert schema["required"] == ["F1", "F2", "F3"]
     assert schema["additionalProperties"] is False
@@ -65,38 +67,73 @@ def test_entity_schema_restricts_each_entity_to_its_own_attribute_ids():
 ])
 def test_invalid_alignment_outputs_are_errors_never_counted(text, message):
     with pytest.raises(OutputError, match=message):
-        parse_output(fact_alignment_model(("F1", "F2"), 2, LIMITS), text)
+        parse_output(fact_alignment_model(("F1", "F2"), 2, LIMITS, V1), text)
 
 
 def test_valid_output_parses_and_agrees_with_jsonschema():
-    model = question_alignment_model(("Q1",), 2, LIMITS)
+    model = question_alignment_model(("Q1",), 2, LIMITS, V2)
     text = '{"Q1":{"justification":"stated in 2","sentence_ids":[2],"answered":true}}'
     assert parse_output(model, text).model_dump()["Q1"]["answered"] is True
     jsonschema.validate(json.loads(text), json_schema(model))
 
 
 def test_faithfulness_schema_has_one_entry_per_sentence_and_finesure_categories():
-    schema = json_schema(faithfulness_model(3, LIMITS))
+    schema = json_schema(faithfulness_model(3, LIMITS, V2))
     assert schema["required"] == ["S1", "S2", "S3"]
-    categories = schema["properties"]["S1"]["properties"]["category"]["enum"]
-    assert categories[0] == "no error" and len(categories) == 8
+    assert schema["properties"]["S1"]["properties"]["category"]["enum"] == [
+        "no error", "out-of-context error", "entity error", "predicate error", "circumstantial error",
+        "grammatical error", "coreference error", "linking error", "other error"]
+    assert len(json_schema(faithfulness_model(3, LIMITS, V1))["properties"]["S1"]["properties"]["category"]["enum"]) == 8
 
 
-def test_direct_score_axes_are_bounded_integers_after_the_rationale():
-    schema = json_schema(direct_score_model(LIMITS))
-    assert list(schema["properties"])[0] == "rationale"
-    assert schema["properties"]["hallucination"] == {"type": "integer", "minimum": 1, "maximum": 10}
+def test_direct_score_grades_come_before_the_rationale_in_v2():
+    v2 = json_schema(direct_score_model(LIMITS, V2))
+    assert list(v2["properties"]) == ["faithfulness", "completeness", "understandability", "hallucination", "rationale"]
+    assert v2["properties"]["hallucination"] == {"type": "integer", "minimum": 1, "maximum": 10}
+    assert list(json_schema(direct_score_model(LIMITS, V1))["properties"])[0] == "rationale"
 
 
-def test_schema_snapshots():
-    schemas = {
-        "extract_facts": json_schema(extraction_model("facts", LIMITS)),
-        "extract_questions": json_schema(extraction_model("questions", LIMITS)),
-        "extract_entities": json_schema(extraction_model("entities", LIMITS)),
-        "align_facts": json_schema(fact_alignment_model(("F1", "F2"), 3, LIMITS)),
-        "align_questions": json_schema(question_alignment_model(("Q1",), 3, LIMITS)),
+def test_v2_entity_kinds_are_the_papers_enum():
+    entity = json_schema(extraction_model("entities", LIMITS, V2))["properties"]["entities"]["items"]
+    assert entity["properties"]["kind"]["enum"] == ["person", "org", "product", "concept", "other"]
+
+
+def test_v2_verdict_and_evidence_must_agree():
+    """Two shapes, written into the grammar: inferred with 1..k cited sentences, or not inferred with none."""
+    model = fact_alignment_model(("F1",), 4, LIMITS, V2)
+    shapes = json_schema(model)["properties"]["F1"]["anyOf"]
+    assert [list(shape["properties"]) for shape in shapes] == [["justification", "sentence_ids", "inferred"]] * 2
+    cited, uncited = (shape["properties"] for shape in shapes)
+    assert cited["inferred"]["const"] is True and cited["sentence_ids"]["minItems"] == 1
+    assert cited["sentence_ids"]["maxItems"] == 3
+    assert uncited["inferred"]["const"] is False and uncited["sentence_ids"]["maxItems"] == 0
+    ok = '{"F1": {"justification": "s2", "sentence_ids": [2], "inferred": true}}'
+    assert parse_output(model, ok).model_dump()["F1"] == {"justification": "s2", "sentence_ids": [2], "inferred": True}
+    assert parse_output(model, ok.replace("[2], \"inferred\": true", "[], \"inferred\": false")).model_dump()["F1"]["inferred"] is False
+    for text in ('{"F1": {"justification": "none", "sentence_ids": [], "inferred": true}}',
+                 '{"F1": {"justification": "s1", "sentence_ids": [1], "inferred": false}}'):
+        with pytest.raises(OutputError, match="F1"):
+            parse_output(model, text)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(json.loads(text), json_schema(model))
+
+
+def _schemas(method) -> dict:
+    return {
+        "extract_facts": json_schema(extraction_model("facts", LIMITS, method)),
+        "extract_questions": json_schema(extraction_model("questions", LIMITS, method)),
+        "extract_entities": json_schema(extraction_model("entities", LIMITS, method)),
+        "align_facts": json_schema(fact_alignment_model(("F1", "F2"), 3, LIMITS, method)),
+        "align_questions": json_schema(question_alignment_model(("Q1",), 3, LIMITS, method)),
         "align_entities": json_schema(entity_preservation_model((("E1", ("E1.A1", "E1.A2")),), LIMITS)),
-        "check_faithfulness": json_schema(faithfulness_model(2, LIMITS)),
-        "direct_score": json_schema(direct_score_model(LIMITS)),
+        "check_faithfulness": json_schema(faithfulness_model(2, LIMITS, method)),
+        "direct_score": json_schema(direct_score_model(LIMITS, method)),
     }
-    assert_snapshot("schemas.json", json.dumps(schemas, indent=1) + "\n")
+
+
+def test_schema_snapshot_v1_is_unchanged():
+    assert_snapshot("schemas.json", json.dumps(_schemas(V1), indent=1) + "\n")
+
+
+def test_schema_snapshot_v2():
+    assert_snapshot("schemas.v2.json", json.dumps(_schemas(V2), indent=1) + "\n")

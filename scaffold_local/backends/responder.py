@@ -162,7 +162,8 @@ def _extract_entities(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, 
     entities = []
     for name in _entity_names(ctx["document"])[: items["maxItems"]]:
         attributes = [{"attribute": _clip(f, max_chars), "label": label} for f, label in facts if name in f]
-        entities.append({"name": _clip(name, entity["name"]["maxLength"]), "kind": "name",
+        kind = "other" if "enum" in entity["kind"] else "name"  # method v2 has an enum of kinds
+        entities.append({"name": _clip(name, entity["name"]["maxLength"]), "kind": kind,
                          "attributes": attributes[:max_attributes]})
     return {"entities": entities}
 
@@ -171,13 +172,18 @@ def _justify(cited: list[int]) -> str:
     return f"matched sentences {cited}" if cited else "no sentence matches"
 
 
+def _max_cited(verdict_schema: dict[str, Any]) -> int:
+    """How many sentence ids a verdict may cite: one shape, or (method v2) the citing one of two."""
+    shapes = verdict_schema.get("anyOf", [verdict_schema])
+    return max(shape["properties"]["sentence_ids"]["maxItems"] for shape in shapes)
+
+
 def _align(items: list[dict[str, Any]], sentences: list[str], text_key: str, verdict: str,
            threshold: float, schema: dict[str, Any]) -> dict[str, Any]:
     answer = {}
     for item in items:
-        cited = _supporting(sentences, item[text_key], threshold)
-        max_cited = schema["properties"][item["id"]]["properties"]["sentence_ids"]["maxItems"]
-        answer[item["id"]] = {"justification": _justify(cited), "sentence_ids": cited[:max_cited], verdict: bool(cited)}
+        cited = _supporting(sentences, item[text_key], threshold)[: _max_cited(schema["properties"][item["id"]])]
+        answer[item["id"]] = {"justification": _justify(cited), "sentence_ids": cited, verdict: bool(cited)}
     return answer
 
 
@@ -217,13 +223,14 @@ def _check_faithfulness(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str
 
 
 def _direct_score(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    sentences = split_sentences(ctx["summary"])
+    sentences = ctx["sentences"]
     faithful = sum(_sentence_category(s, ctx["document"]) == "no error" for s in sentences) / max(len(sentences), 1)
     main = [f for f, label in _document_facts(ctx["document"]) if label == "main point"]
     covered = sum(bool(_supporting(sentences, f, 0.6)) for f in main) / max(len(main), 1)
     grade = lambda share: max(1, round(10 * share))  # noqa: E731
-    return {"rationale": "lexical grades", "faithfulness": grade(faithful), "completeness": grade(covered),
-            "understandability": 8, "hallucination": grade(faithful)}
+    grades = {"rationale": "lexical grades", "faithfulness": grade(faithful), "completeness": grade(covered),
+              "understandability": 8, "hallucination": grade(faithful)}
+    return {key: grades[key] for key in schema["properties"]}  # in the schema's order, as a grammar would
 
 
 _ANSWERS = {
