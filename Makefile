@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q
 
-.PHONY: setup setup-vllm demo test
+.PHONY: setup setup-vllm demo lint test
 setup: $(VENV)/.installed
 setup-vllm: $(VENV)/.installed-vllm
 
@@ -27,5 +27,9 @@ $(VENV)/.installed-vllm: $(VENV)/.installed
 demo: setup
 	$(VENV)/bin/scaffold-local score examples/news.jsonl
 
-test: setup-vllm
+lint: setup
+	$(VENV)/bin/ruff check scaffold_local tests benchmarks
+	$(VENV)/bin/mypy scaffold_local
+
+test: setup-vllm lint
 	$(VENV)/bin/python -m pytest

@@ -41,7 +41,7 @@ def build_requests(path: Path, backend: str, method: int) -> None:
     from scaffold_local.data import load_input
     from scaffold_local.method import method_version
     from scaffold_local.pipeline import Pipeline
-    from scaffold_local.tasks import Judge
+    from scaffold_local.requests import Judge
 
     loaded = load_input(EXAMPLE)
     keep = list(loaded.documents)[: DOCS[backend]]
@@ -108,12 +108,13 @@ def grammar(timeout: int) -> dict:
                 build_requests(requests_path, backend, method)
                 for engine in engines:
                     name = f"{backend}/{engine}/v{method}"
-                    command = [sys.executable, __file__, "--variant", f"{backend}/{engine}", "--requests", str(requests_path)]
+                    command = [sys.executable, __file__, "--variant", f"{backend}/{engine}",
+                               "--requests", str(requests_path)]
                     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                              start_new_session=True)
                     try:
                         stdout, stderr = child.communicate(timeout=timeout)
-                        line = next((l for l in stdout.splitlines() if l.startswith("RESULT ")), None)
+                        line = next((line for line in stdout.splitlines() if line.startswith("RESULT ")), None)
                         report[name] = json.loads(line[7:]) if line else {"error": stderr[-600:]}
                     except subprocess.TimeoutExpired:
                         os.killpg(child.pid, signal.SIGKILL)

@@ -42,7 +42,7 @@ def build_requests(path: Path) -> None:
     from scaffold_local.config import ModelConfig
     from scaffold_local.data import load_input
     from scaffold_local.pipeline import Pipeline
-    from scaffold_local.tasks import Judge
+    from scaffold_local.requests import Judge
 
     loaded = load_input(EXAMPLE)
     responder = ModelConfig(name="responder", backend="responder", model="responder",
@@ -118,7 +118,7 @@ def main() -> None:
                                      start_new_session=True)
             try:
                 stdout, stderr = child.communicate(timeout=args.timeout)
-                line = next((l for l in stdout.splitlines() if l.startswith("RESULT ")), None)
+                line = next((line for line in stdout.splitlines() if line.startswith("RESULT ")), None)
                 report[name] = json.loads(line[7:]) if line else {"error": stderr[-800:]}
             except subprocess.TimeoutExpired:
                 os.killpg(child.pid, signal.SIGKILL)

@@ -13,6 +13,8 @@ from typing import Any
 
 from .schemas import Attribute, Entity, Fact, KeyQuestion, ScaffoldNote, View
 
+# (items with ids, notes on what was dropped or merged)
+
 AssembledView = tuple[tuple[Any, ...], list[ScaffoldNote]]
 
 
@@ -37,12 +39,12 @@ def _unique(items: Sequence[dict[str, Any]], key: str, view: View, id_of: Any, n
     return kept, notes
 
 
-def _facts(parsed: Mapping[str, Any]) -> AssembledView:
+def assemble_facts(parsed: Mapping[str, Any]) -> AssembledView:
     items, notes = _unique(parsed["facts"], "fact", "facts", lambda i: f"F{i}", "fact")
     return tuple(Fact(id=f"F{i}", text=f["fact"], label=f["label"]) for i, f in enumerate(items, 1)), notes
 
 
-def _questions(parsed: Mapping[str, Any]) -> AssembledView:
+def assemble_questions(parsed: Mapping[str, Any]) -> AssembledView:
     items, notes = _unique(parsed["questions"], "question", "questions", lambda i: f"Q{i}", "question")
     return tuple(
         KeyQuestion(id=f"Q{i}", question=q["question"], expected_answer=q["expected_answer"],
@@ -51,7 +53,7 @@ def _questions(parsed: Mapping[str, Any]) -> AssembledView:
     ), notes
 
 
-def _entities(parsed: Mapping[str, Any]) -> AssembledView:
+def assemble_entities(parsed: Mapping[str, Any]) -> AssembledView:
     groups: dict[str, list[dict[str, Any]]] = {}
     for entity in parsed["entities"]:
         groups.setdefault(_norm(entity["name"]), []).append(entity)
@@ -73,11 +75,3 @@ def _entities(parsed: Mapping[str, Any]) -> AssembledView:
                              for j, a in enumerate(attributes, 1)),
         ))
     return tuple(entities), notes
-
-
-_ASSEMBLERS = {"facts": _facts, "questions": _questions, "entities": _entities}
-
-
-def assemble_view(view: View, parsed: Mapping[str, Any]) -> AssembledView:
-    """One view's items with ids, and the notes on what was dropped or merged."""
-    return _ASSEMBLERS[view](parsed)

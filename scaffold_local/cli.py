@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import enum
 import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -26,18 +26,27 @@ err = Console(stderr=True)
 DEFAULT_STORE = Path(os.environ.get("SCAFFOLD_LOCAL_STORE", "scaffold_store"))
 
 InputArg = Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file, or a folder saved with datasets' save_to_disk")]
-ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="model config name (see `models`) or path to a .toml")]
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="model config name (see `models`) or path to a .toml")]
 StoreOpt = Annotated[Path, typer.Option("--store", help="folder for scaffolds and runs [env SCAFFOLD_LOCAL_STORE]")]
 DocumentField = Annotated[str, typer.Option(help="input field holding the source document")]
 SummaryField = Annotated[str, typer.Option(help="input field holding the candidate summary")]
 SystemField = Annotated[str, typer.Option(help="input field naming the system that wrote the summary")]
-ReferenceField = Annotated[Optional[str], typer.Option(help="optional field with reference summaries (text or list)")]
-DocIdField = Annotated[Optional[str], typer.Option(help="optional field with a document id (default: content hash)")]
-SplitOpt = Annotated[Optional[str], typer.Option(help="split of a saved DatasetDict")]
-BatchOpt = Annotated[Optional[int], typer.Option(min=8, help="requests per engine call [default: the config's requests_per_call]")]
-MethodOpt = Annotated[Optional[int], typer.Option(
-    "--method-version", help="method version: prompts, schemas and sentence splitter (1 reproduces earlier runs) [default: 2]")]
-DsScaleOpt = Annotated[int, typer.Option("--ds-scale", help="show direct scores on 1-10 (10) or on the paper's 0-1 scale (1)")]
+ReferenceField = Annotated[str | None, typer.Option(help="optional field with reference summaries (text or list)")]
+DocIdField = Annotated[str | None, typer.Option(help="optional field with a document id (default: content hash)")]
+SplitOpt = Annotated[str | None, typer.Option(help="split of a saved DatasetDict")]
+BatchOpt = Annotated[int | None, typer.Option(
+    min=8, help="requests per engine call [default: the config's requests_per_call]")]
+class Label(enum.StrEnum):
+    main = "main point"
+    supporting = "supporting detail"
+    other = "other"
+
+
+MethodOpt = Annotated[int | None, typer.Option(
+    "--method-version",
+    help="method version: prompts, schemas and sentence splitter (1 reproduces earlier runs) [default: 2]")]
+DsScaleOpt = Annotated[int, typer.Option(
+    "--ds-scale", help="show direct scores on 1-10 (10) or on the paper's 0-1 scale (1)")]
 
 
 def _fail(message: object, code: int) -> NoReturn:
@@ -49,7 +58,8 @@ def _fail(message: object, code: int) -> NoReturn:
 
 @contextlib.contextmanager
 def _rich_progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn())
     with Progress(*columns, console=err, transient=False) as progress:
         task = progress.add_task(label, total=total)
         yield lambda n: progress.advance(task, n)
@@ -72,15 +82,31 @@ def _load(input_path: Path, document_field: str, summary_field: str, system_fiel
     return loaded
 
 
-def _pipeline(model: str | None, store: Path, batch_requests: int | None, method: int | None):
+def _pipeline(model: str | None, store: Path, batch_requests: int | None, method: int | None,
+              scaffolds: Any = None):
     from .config import ModelConfig
     from .pipeline import Pipeline
+    from .store import StoreError
 
     try:
         config = ModelConfig.load(model)
-        return Pipeline(config, store, progress=_rich_progress, batch_requests=batch_requests, method=method)
-    except (FileNotFoundError, ValueError) as exc:
+        return Pipeline(config, store, progress=_rich_progress, batch_requests=batch_requests, method=method,
+                        scaffolds=scaffolds)
+    except (FileNotFoundError, ValueError, StoreError) as exc:
         _fail(exc, 2)
+
+
+def _scaffold_source(scaffolds_from: str | None, scaffold_file: Path | None, default_label: str) -> Any:
+    from .records import ScaffoldSource
+
+    if scaffolds_from and scaffold_file:
+        _fail("give --scaffolds-from or --scaffold-file, not both", 2)
+    if scaffold_file:
+        return ScaffoldSource(kind="file", reference=str(scaffold_file), default_label=default_label)
+    if scaffolds_from:
+        kind = "run" if (Path(scaffolds_from) / "spec.json").is_file() else "judge"
+        return ScaffoldSource(kind=kind, reference=scaffolds_from)
+    return ScaffoldSource()
 
 
 def _check_ds_scale(ds_scale: int) -> None:
@@ -103,7 +129,8 @@ def score(
     input_path: InputArg,
     model: ModelOpt = None,
     store: StoreOpt = DEFAULT_STORE,
-    run_name: Annotated[Optional[str], typer.Option(help="run folder name (default: derived from input, model and prompts)")] = None,
+    run_name: Annotated[str | None, typer.Option(
+        help="run folder name (default: derived from input, model and prompts)")] = None,
     document_field: DocumentField = "document",
     summary_field: SummaryField = "summary",
     system_field: SystemField = "system",
@@ -112,19 +139,27 @@ def score(
     split: SplitOpt = None,
     batch_requests: BatchOpt = None,
     method_version: MethodOpt = None,
+    scaffolds_from: Annotated[str | None, typer.Option(
+        help="align against another judge's stored scaffolds (a model config) or a finished run's (a run folder)")] = None,
+    scaffold_file: Annotated[Path | None, typer.Option(
+        help="align against your own scaffolds: JSONL, one document per line (README: Scaffolds from any source)")] = None,
+    default_label: Annotated[Label, typer.Option(help="label of --scaffold-file items given without one")] = Label.main,
     ds_scale: DsScaleOpt = 10,
 ) -> None:
     """Extract scaffolds (once per document), align every summary, compute every metric.
 
-    Re-running the same command resumes: stored scaffolds and finished judgments are reused."""
+    Re-running the same command resumes: stored scaffolds and every judgment in the store's cache
+    are reused; only missing requests and those that failed for a passing reason are sent."""
     from .report import systems_table
     from .store import SpecMismatch
 
     _check_ds_scale(ds_scale)
     loaded = _load(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, split)
-    pipeline = _pipeline(model, store, batch_requests, method_version)
+    source = _scaffold_source(scaffolds_from, scaffold_file, default_label.value)
+    pipeline = _pipeline(model, store, batch_requests, method_version, source)
     err.print(f"{len(loaded.documents)} documents, {len(loaded.candidates)} summaries from {len(loaded.systems)} systems; "
-              f"judge: {pipeline.config.name} ({pipeline.config.backend}); method version {pipeline.method.number}")
+              f"judge: {pipeline.config.name} ({pipeline.config.backend}); method version {pipeline.method.number}; "
+              f"scaffolds: {pipeline.source.describe()}", highlight=False)
     with _engine_errors():
         try:
             outcome = pipeline.score(loaded, run_name)
@@ -133,17 +168,25 @@ def score(
         finally:
             pipeline.close()
     ex = outcome.extraction
-    err.print(f"scaffolds: {ex.computed} extracted, {ex.reused} reused from the store; "
+    made = "extracted" if pipeline.source.kind == "extracted" else "read from the file"
+    err.print(f"scaffolds: {ex.computed} {made}, {ex.reused} reused from the store; "
               f"judgments: {outcome.requests_sent} sent, {outcome.requests_reused} reused"
               + (" (resumed run)" if outcome.resumed else ""))
+    for issue in ex.issues:
+        colour = "red" if issue.severity == "error" else "yellow"
+        err.print(f"[{colour}]scaffold file: {escape(str(issue))}[/]", highlight=False)
     for stage, u in outcome.usage.items():
         hits = f" ({u['prefix_cache_hit_rate']:.0%} from the prefix cache)" if u["prefix_cache_hit_rate"] is not None else ""
         reasons = ", ".join(f"{k} {v}" for k, v in u["finish_reasons"].items())
         err.print(f"{stage}: {u['prompt_tokens']:,} prompt tokens{hits}, {u['completion_tokens']:,} output tokens; "
                   f"finish reasons: {reasons or 'none'}", highlight=False)
-    if outcome.validation_failures or outcome.engine_errors:
-        err.print(f"[yellow]{outcome.validation_failures} outputs failed validation (kept with their raw text); "
-                  f"{outcome.engine_errors} engine errors (retried on the next run)[/yellow]")
+    if outcome.failures:
+        from .records import RETRYABLE_FAILURES
+
+        counts = ", ".join(f"{kind} {n}" for kind, n in sorted(outcome.failures.items()))
+        err.print(f"[yellow]failed judgments (kept with their raw text, never counted): {counts}. "
+                  f"Sent again on the next run: {', '.join(sorted(RETRYABLE_FAILURES & set(outcome.failures))) or 'none'}; "
+                  "the others would fail the same way until the config or prompts change.[/yellow]", highlight=False)
     for key, reason in outcome.failed_summaries.items():
         err.print(f"[yellow]not judged: {escape(key)}: {escape(reason)}[/yellow]")
     console.print(systems_table(outcome.systems, f"{outcome.run_dir.name}: per-system means", ds_scale))
@@ -173,22 +216,25 @@ def extract(
             outcome = pipeline.extract(list(loaded.documents.values()))
         finally:
             pipeline.close()
+    from .views import VIEW_SPECS
+
     table = Table(title=f"Scaffolds ({outcome.computed} extracted, {outcome.reused} reused)", title_justify="left")
-    for column in ("doc_id", "facts main/supp/other", "questions main/supp/other", "entities", "attributes", "scaffold"):
-        table.add_column(column)
+    table.add_column("doc_id")
+    for spec in VIEW_SPECS.values():  # judged items by label: facts, questions, entity attributes
+        table.add_column(f"{spec.title.lower()} main/supp/other")
+    table.add_column("scaffold")
 
-    def counts(items) -> str:
-        if items is None:
+    def counts(spec, scaffold) -> str:
+        if spec.items(scaffold) is None:
             return "failed"
-        return "/".join(str(sum(i.label == label for i in items)) for label in ("main point", "supporting detail", "other"))
+        labels = [i.label for i in spec.judged(scaffold)]
+        return "/".join(str(labels.count(label)) for label in ("main point", "supporting detail", "other"))
 
-    for doc_id, s in outcome.scaffolds.items():
-        table.add_row(doc_id, counts(s.facts), counts(s.questions),
-                      "failed" if s.entities is None else str(len(s.entities)),
-                      "failed" if s.entities is None else str(len(s.attributes())),
-                      str(pipeline.scaffolds.path(s.key)))
+    for doc_id, scaffold in outcome.scaffolds.items():
+        table.add_row(doc_id, *(counts(spec, scaffold) for spec in VIEW_SPECS.values()),
+                      str(pipeline.scaffolds.path(scaffold.key)))
     for doc_id, reason in outcome.unavailable.items():
-        table.add_row(doc_id, "-", "-", "-", "-", f"[red]{reason}[/red]")
+        table.add_row(doc_id, *["-"] * len(VIEW_SPECS), f"[red]{escape(reason)}[/red]")
     console.print(table)
     for doc_id, s in outcome.scaffolds.items():
         for view, reason in s.failures.items():
@@ -198,26 +244,29 @@ def extract(
 @app.command()
 def show(
     run_dir: Annotated[Path, typer.Argument(help="a run folder (printed by `score`)")],
-    summary: Annotated[Optional[str], typer.Option("--summary", "-s", help="DOC_ID/SYSTEM: item-level evidence for one summary")] = None,
+    summary: Annotated[str | None, typer.Option(
+        "--summary", "-s", help="DOC_ID/SYSTEM: item-level evidence for one summary")] = None,
     ds_scale: DsScaleOpt = 10,
 ) -> None:
     """Print a finished run: the per-system table, or the evidence behind one summary's scores."""
-    from .report import FinishedRun, evidence, systems_table
+    from . import runs
+    from .report import evidence, systems_table
 
-    try:
-        run = FinishedRun.load(run_dir)
-    except FileNotFoundError as exc:
-        _fail(exc, 2)
     _check_ds_scale(ds_scale)
+    try:
+        run = runs.open(run_dir)
+        systems = run.systems
+    except runs.RunNotReadable as exc:
+        _fail(exc, 2)
+    spec = run.spec
     if summary is None:
-        console.print(systems_table(run.systems, f"{run_dir.name}: per-system means", ds_scale))
-        judge = run.spec.get("judge", {})
-        console.print(f"judge: {judge.get('name')} ({judge.get('backend')}, {judge.get('model')}); "
-                      f"method version {run.method_version}; summaries: {len(run.summaries)}; "
-                      f"created {run.spec.get('created_at')}", highlight=False)
+        console.print(systems_table(systems, f"{run_dir.name}: per-system means", ds_scale))
+        console.print(f"judge: {spec.judge.get('name')} ({spec.judge.get('backend')}, {spec.judge.get('model')}); "
+                      f"method version {spec.method_version}; scaffolds: {spec.scaffold_source.describe()}; "
+                      f"summaries: {len(run.summaries)}; status: {spec.status}; created {spec.created_at}", highlight=False)
         notes = run.scaffold_notes()
         if notes:
-            console.print("scaffold assembly: " + ", ".join(f"{n} {action}" for action, n in sorted(notes.items()))
+            console.print("scaffold assembly: " + ", ".join(f"{action}: {n}" for action, n in sorted(notes.items()))
                           + " (details with --summary)", highlight=False)
         return
     try:
@@ -272,4 +321,4 @@ def main() -> None:  # pragma: no cover - console script entry
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

@@ -8,8 +8,9 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .engine_options import check_engine_options
 from .schemas import SchemaLimits
 
 DEFAULT_MODEL = "smollm2-135m-transformers"
@@ -18,7 +19,8 @@ BackendName = Literal["transformers", "vllm", "openai", "responder"]
 # fingerprint, so tuning them keeps cached scaffolds and records valid. (A served model is identified
 # by its name, so moving a server to another address reuses its results.)
 THROUGHPUT_ONLY_SETTINGS = frozenset({
-    "batch_size", "threads", "gpu_memory_utilization", "kv_cache_memory_bytes", "enable_prefix_caching", "enforce_eager", "max_num_seqs",
+    "batch_size", "threads", "gpu_memory_utilization", "kv_cache_memory_bytes", "enable_prefix_caching", "enforce_eager",
+    "max_num_seqs", "delay_s",
     "base_url", "api_key_env", "concurrency", "timeout_s", "connect_timeout_s", "max_retries", "backoff_s",
 })
 
@@ -65,6 +67,11 @@ class ModelConfig(BaseModel):
     requests_per_call: int = Field(256, ge=8, description="requests per engine call; results are stored after each call")
     engine: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
 
+    @model_validator(mode="after")
+    def _engine_settings(self) -> ModelConfig:
+        check_engine_options(self.backend, self.engine)  # before any engine or model is touched
+        return self
+
     def fingerprint(self) -> str:
         """Hash of everything that shapes the judge's outputs: the key for cached scaffolds."""
         payload = self.model_dump(exclude={"name", "description", "engine", "limits", "budget", "requests_per_call"})
@@ -72,14 +79,16 @@ class ModelConfig(BaseModel):
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     @classmethod
-    def load(cls, name_or_path: str | None = None) -> "ModelConfig":
+    def load(cls, name_or_path: str | None = None) -> ModelConfig:
         """A config by name (a file in model_configs/) or by path to a TOML file."""
         data, path = _read_toml(name_or_path or DEFAULT_MODEL)
         data.setdefault("name", path.stem)
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise ValueError(f"{path}: invalid model config:\n{exc}") from None
+            problems = [(".".join(map(str, e["loc"])) + ": " if e["loc"] else "") + e["msg"].removeprefix("Value error, ")
+                        for e in exc.errors()]
+            raise ValueError(f"{path}: invalid model config: " + "; ".join(problems)) from None
 
 
 # Tables merged key by key under `extends`; every other key (the engine table included) replaces.

@@ -95,7 +95,8 @@ def _jsonl_records(path: Path) -> Iterator[RawRecord]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                yield number, None, f"line {number} is not valid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1})"
+                yield (number, None,
+                       f"line {number} is not valid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1})")
                 continue
             try:
                 value = json.loads(line)
@@ -245,6 +246,7 @@ def load_input(path: str | Path, fields: FieldMap | None = None, split: str | No
             continue
         if not candidate.summary:
             loaded.issues.append(InputIssue(record=number, field=fields.summary, severity="warning",
-                                            message="summary is empty: scored with zero coverage; F and Fact Focus undefined"))
+                                            message="summary is empty: scored with zero coverage; "
+                                                    "F and Fact Focus undefined"))
         loaded.candidates.append(candidate)
     return loaded

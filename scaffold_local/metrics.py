@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from statistics import fmean
@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .schemas import Scaffold
+from .views import VIEW_SPECS, JudgedItem, ViewVerdicts
 
 # Machine-readable key -> display name, in display order.
 METRICS: dict[str, str] = {
@@ -55,13 +56,10 @@ def preference_score(main_hit: int, main_total: int, supp_hit: int, supp_total: 
 
 @dataclass
 class Judgments:
-    """One summary's normalized verdicts. A field is None when that judgment failed or was not
-    available; `failures` holds the reason under the judgment's name."""
+    """One summary's normalized verdicts. A view missing from `views`, or a None field, was not
+    judged or failed; `failures` holds the reason under the view's or judgment's name."""
 
-    fact_inferred: Mapping[str, bool] | None = None
-    fact_sentences: Mapping[str, Sequence[int]] = field(default_factory=dict)
-    question_answered: Mapping[str, bool] | None = None
-    preserved_attributes: frozenset[str] | None = None
+    views: dict[str, ViewVerdicts] = field(default_factory=dict)
     sentence_faithful: Sequence[bool] | None = None
     direct_score: Mapping[str, int] | None = None
     failures: dict[str, str] = field(default_factory=dict)
@@ -99,6 +97,40 @@ def _hits_by_label(labelled_hits: Iterable[tuple[str, bool]]) -> tuple[int, int,
     return main_hit, main_hit + c["main point", False], supp_hit, supp_hit + c["supporting detail", False]
 
 
+def _fact_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int) -> None:
+    main_hit, main_total, supp_hit, supp_total = _hits_by_label((i.label, verdicts.kept.get(i.id, False)) for i in judged)
+    out.set("fps", preference_score(main_hit, main_total, supp_hit, supp_total), "scaffold has no main facts")
+    out.set("fc", ratio(main_hit + supp_hit, main_total + supp_total), "scaffold has no main or supporting facts")
+    out.set("main_fc", ratio(main_hit, main_total), "scaffold has no main facts")
+    out.set("supp_fc", ratio(supp_hit, supp_total), "scaffold has no supporting facts")
+    aligned = {s for i in judged if i.label in SCORED_LABELS and verdicts.kept.get(i.id)
+               for s in verdicts.cited.get(i.id, ())}
+    if main_total + supp_total == 0:
+        out.set("fact_focus", None, "scaffold has no main or supporting facts")
+    else:
+        out.set("fact_focus", ratio(len(aligned), n_sentences), "summary has no sentences")
+
+
+def _question_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int) -> None:
+    main_hit, main_total, supp_hit, supp_total = _hits_by_label((i.label, verdicts.kept.get(i.id, False)) for i in judged)
+    out.set("qps", preference_score(main_hit, main_total, supp_hit, supp_total), "scaffold has no main questions")
+    out.set("qc", ratio(main_hit + supp_hit, main_total + supp_total), "scaffold has no main or supporting questions")
+
+
+def _entity_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int) -> None:
+    # The paper (G.6): the denominator is always every scaffold attribute, whatever its label.
+    kept = sum(1 for i in judged if verdicts.kept.get(i.id))
+    out.set("eps", ratio(kept, len(judged)), "scaffold has no entity attributes")
+
+
+# The metrics each view's verdicts feed (METHOD.md's formulas), by view.
+VIEW_METRICS: dict[str, tuple[tuple[str, ...], Callable[[_Scores, Sequence[JudgedItem], ViewVerdicts, int], None]]] = {
+    "facts": (("fps", "fc", "main_fc", "supp_fc", "fact_focus"), _fact_metrics),
+    "questions": (("qps", "qc"), _question_metrics),
+    "entities": (("eps",), _entity_metrics),
+}
+
+
 def score_summary(
     scaffold: Scaffold,
     judgments: Judgments,
@@ -108,49 +140,15 @@ def score_summary(
     rouge_l_value: float | None = None,
 ) -> SummaryScores:
     out = _Scores()
-    fact_keys = ("fps", "fc", "main_fc", "supp_fc", "fact_focus")
-
-    if scaffold.facts is None:
-        out.unavailable(fact_keys, f"fact extraction failed: {scaffold.failures.get('facts', '?')}")
-    elif judgments.fact_inferred is None:
-        out.unavailable(fact_keys, f"fact alignment failed: {judgments.failures.get('facts', '?')}")
-    else:
-        main_hit, main_total, supp_hit, supp_total = _hits_by_label(
-            (f.label, judgments.fact_inferred[f.id]) for f in scaffold.facts)
-        out.set("fps", preference_score(main_hit, main_total, supp_hit, supp_total), "scaffold has no main facts")
-        out.set("fc", ratio(main_hit + supp_hit, main_total + supp_total), "scaffold has no main or supporting facts")
-        out.set("main_fc", ratio(main_hit, main_total), "scaffold has no main facts")
-        out.set("supp_fc", ratio(supp_hit, supp_total), "scaffold has no supporting facts")
-        aligned = {
-            s for f in scaffold.facts
-            if f.label in SCORED_LABELS and judgments.fact_inferred[f.id]
-            for s in judgments.fact_sentences.get(f.id, ())
-        }
-        if main_total + supp_total == 0:
-            out.set("fact_focus", None, "scaffold has no main or supporting facts")
+    for name, spec in VIEW_SPECS.items():
+        keys, compute = VIEW_METRICS[name]
+        if spec.items(scaffold) is None:
+            what = "extraction failed" if scaffold.origin == "extracted" else "view unavailable"
+            out.unavailable(keys, f"{spec.noun} {what}: {scaffold.failures.get(name, '?')}")
+        elif name not in judgments.views:
+            out.unavailable(keys, f"{spec.noun} alignment failed: {judgments.failures.get(name, '?')}")
         else:
-            out.set("fact_focus", ratio(len(aligned), n_sentences), "summary has no sentences")
-
-    question_keys = ("qps", "qc")
-    if scaffold.questions is None:
-        out.unavailable(question_keys, f"question extraction failed: {scaffold.failures.get('questions', '?')}")
-    elif judgments.question_answered is None:
-        out.unavailable(question_keys, f"question alignment failed: {judgments.failures.get('questions', '?')}")
-    else:
-        main_hit, main_total, supp_hit, supp_total = _hits_by_label(
-            (q.label, judgments.question_answered[q.id]) for q in scaffold.questions)
-        out.set("qps", preference_score(main_hit, main_total, supp_hit, supp_total), "scaffold has no main questions")
-        out.set("qc", ratio(main_hit + supp_hit, main_total + supp_total), "scaffold has no main or supporting questions")
-
-    if scaffold.entities is None:
-        out.set("eps", None, f"entity extraction failed: {scaffold.failures.get('entities', '?')}")
-    elif judgments.preserved_attributes is None:
-        out.set("eps", None, f"entity judgment failed: {judgments.failures.get('entities', '?')}")
-    else:
-        # The paper (G.6): the denominator is always every scaffold attribute, whatever its label.
-        attributes = [a.id for a in scaffold.attributes()]
-        kept = sum(1 for a in attributes if a in judgments.preserved_attributes)
-        out.set("eps", ratio(kept, len(attributes)), "scaffold has no entity attributes")
+            compute(out, spec.judged(scaffold), judgments.views[name], n_sentences)
 
     if judgments.sentence_faithful is None:
         reason = "summary has no sentences" if n_sentences == 0 else (

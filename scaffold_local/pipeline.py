@@ -1,51 +1,40 @@
-"""Documents -> extraction requests -> scaffolds -> alignment requests -> records -> metrics.
+"""Documents -> scaffolds -> judgment requests -> records -> metrics.
 
-Extraction runs once per source document and is cached by content address across runs. Judgment
-requests for all summaries of a scaffold are sent together, sorted so that requests sharing a
-prompt prefix are adjacent. The engine is started only when some request is not already stored.
+Scaffolds come from the run's source: extracted once per document by the run's own judge
+(content-addressed, reused by every later run), another judge's stored scaffolds, a finished run's,
+or a user's file. Every request's record goes to the store's judgment cache, which all runs share:
+a request already answered there, by any run, is not sent again; one whose failure would repeat
+(context overflow, invalid request, truncated twice, invalid output) is not re-sent until its cache
+key changes; one that failed for a passing reason (rate limit, server error, timeout, engine crash)
+is sent again on the next run. Requests for all summaries of a scaffold go to the engine together,
+sorted so that requests sharing a prompt prefix are adjacent. The engine starts only when a request
+is missing.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import itertools
-import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .backends import Backend, create_backend
 from .config import ModelConfig
 from .data import Candidate, Document, LoadedInput
-from .metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
+from .dispatch import Dispatcher, ProgressFactory, no_progress
 from .method import method_version
+from .metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
 from .prompts import PromptTemplate
 from .provenance import package_versions, platform_info
-from .report import write_tables
-from .schemas import ASSEMBLY_VERSION, Scaffold, VIEWS, direct_score_model, extraction_model, json_schema, schema_sha256
-from .store import RunStore, ScaffoldStore, StoredScaffold
-from .tasks import KIND_OF_TASK, Judge, PlannedRequest, Record, usage_stats
-
-# progress(label, total) -> context manager yielding advance(n)
-ProgressFactory = Callable[[str, int], contextlib.AbstractContextManager[Callable[[int], None]]]
-
-
-@contextlib.contextmanager
-def no_progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
-    yield lambda n: None
-
-
-@dataclass
-class ExtractionOutcome:
-    scaffolds: dict[str, Scaffold] = field(default_factory=dict)  # by doc_id
-    unavailable: dict[str, str] = field(default_factory=dict)  # doc_id -> engine error (retried next run)
-    records: list[Record] = field(default_factory=list)  # the extraction records behind the scaffolds
-    computed: int = 0
-    reused: int = 0
+from .records import Record, RunSpec, ScaffoldSource, usage_stats
+from .requests import KIND_OF_TASK, Judge, PlannedRequest
+from .schemas import ASSEMBLY_VERSION, direct_score_model, json_schema, schema_sha256
+from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
+from .store import JudgmentCache, RunFolder, ScaffoldStore, StoredScaffold
+from .store.runs import now
+from .views import VIEW_SPECS
 
 
 @dataclass
@@ -57,10 +46,11 @@ class RunOutcome:
     requests_sent: int
     requests_reused: int
     validation_failures: int
-    engine_errors: int
-    extraction: ExtractionOutcome
+    engine_errors: int  # this run's retryable failures: sent again on the next run
+    failures: dict[str, int]  # every failed judgment of the run, by failure class
+    extraction: ScaffoldSet
     failed_summaries: dict[str, str]  # "doc/system" -> why it could not be judged at all
-    usage: dict[str, Any]  # tokens, prefix-cache hits and finish reasons, for extraction and judgments
+    usage: dict[str, Any]  # tokens, prefix-cache hits, finish reasons, failures, for extraction and judgments
 
 
 class Pipeline:
@@ -74,49 +64,28 @@ class Pipeline:
         progress: ProgressFactory = no_progress,
         batch_requests: int | None = None,
         method: int | None = None,
+        scaffolds: ScaffoldSource | None = None,
     ):
         self.config = config
         self.store_root = Path(store_root)
         self.judge = Judge(config, method_version(method), prompts)
         self.method, self.prompts = self.judge.method, self.judge.prompts
+        self.source = identify(scaffolds or ScaffoldSource())
         self.scaffolds = ScaffoldStore(self.store_root)
-        self._backend_factory = backend_factory
-        self._backend: Backend | None = None
-        self.engine_description: dict[str, Any] | None = None
-        self.progress = progress
-        self.batch_requests = batch_requests or config.requests_per_call
-
-    # ------------------------------------------------------------ engine, started on first need
-
-    @property
-    def backend(self) -> Backend:
-        if self._backend is None:
-            self._backend = self._backend_factory(self.config)
-            self.engine_description = self._backend.describe()
-        return self._backend
+        self.cache = JudgmentCache(self.store_root)
+        self.dispatch = Dispatcher(config, self.judge, backend_factory, batch_requests or config.requests_per_call, progress)
 
     def close(self) -> None:
-        if self._backend is not None:
-            self._backend.close()
-            self._backend = None
+        self.dispatch.close()
+        self.cache.close()
 
-    def _run_batches(self, planned: Sequence[PlannedRequest], label: str,
-                     on_batch: Callable[[list[Record]], None]) -> None:
-        """Send requests in batches of whole groups (see `_batches`), record each batch as it returns."""
-        if not planned:
-            return
-        with self.progress(label, len(planned)) as advance:
-            for batch in _batches(planned, self.batch_requests):
-                results = self.backend.generate([p.request for p in batch])
-                if len(results) != len(batch) or any(r.id != p.request.id for r, p in zip(results, batch)):
-                    raise RuntimeError(f"backend {self.config.backend!r} broke the protocol: results out of order")
-                on_batch([self.judge.record(p, r) for p, r in zip(batch, results)])
-                advance(len(batch))
 
     # ------------------------------------------------------------ stage 1: scaffolds
 
-    def extract(self, documents: Sequence[Document]) -> ExtractionOutcome:
-        outcome = ExtractionOutcome()
+    def extract(self, documents: Sequence[Document]) -> ScaffoldSet:
+        """Scaffolds by the run's own judge: stored ones reused, the rest extracted and stored. A
+        document whose extraction failed for a passing reason gets no scaffold (tried again next run)."""
+        outcome = ScaffoldSet()
         pending: list[PlannedRequest] = []
         by_doc = {d.doc_id: d for d in documents}
         for document in documents:
@@ -140,150 +109,143 @@ class Pipeline:
                 arrived.setdefault(record.doc_id, {})[record.task.removeprefix("extract_")] = record
             for doc_id in dict.fromkeys(r.doc_id for r in records):
                 mine = arrived[doc_id]
-                if len(mine) < len(VIEWS):
+                if len(mine) < len(VIEW_SPECS):
                     continue  # the rest of this document's views is in the next batch
                 outcome.records.extend(mine.values())
-                errors = [f"{view}: {r.error}" for view, r in mine.items() if not r.done]
-                if errors:  # engine failure: not cached, so the next run tries again
-                    outcome.unavailable[doc_id] = "extraction engine error: " + "; ".join(errors)
+                passing = [f"{view}: {r.error}" for view, r in mine.items() if r.retryable]
+                if passing:  # not stored, so the next run tries again
+                    outcome.unavailable[doc_id] = "extraction failed, retried next run: " + "; ".join(passing)
                     continue
                 scaffold = self.judge.build_scaffold(by_doc[doc_id], mine)
                 self.scaffolds.put(StoredScaffold(scaffold=scaffold, records=list(mine.values())))
                 outcome.scaffolds[doc_id] = scaffold
                 outcome.computed += 1
 
-        self._run_batches(pending, "extracting scaffolds", store)
+        self.dispatch.send(pending, "extracting scaffolds", store)
         return outcome
+
+    def scaffolds_for(self, documents: Sequence[Document]) -> ScaffoldSet:
+        """The run's scaffolds, from its source."""
+        source, docs = self.source, list(documents)
+        if source.kind == "judge":
+            other = Judge(ModelConfig.load(source.reference), self.method)
+            return from_judge(other, docs, self.scaffolds)
+        if source.kind == "run":
+            return from_run(source.reference or "", docs, self.scaffolds)
+        if source.kind == "file":
+            return from_file(Path(source.reference or ""), docs, self.scaffolds, source.default_label or "main point")
+        return self.extract(docs)
 
     # ------------------------------------------------------------ stage 2: judgments and metrics
 
     def score(self, loaded: LoadedInput, run_name: str | None = None, command: Sequence[str] | None = None) -> RunOutcome:
-        spec = self._spec(loaded, command)
-        run = RunStore(self.store_root, run_name or spec["default_run_id"])
-        resumed = run.open(spec, identity_keys=("input", "judge_fingerprint", "prompts", "schemas"))
-        run.write_jsonl("input_issues.jsonl", loaded.issues)
+        spec = run_spec(self.judge, self.source, loaded, command)
+        run = RunFolder(self.store_root, run_name or spec.run_id or "run")
+        spec, resumed = run.open(spec, self.cache)
+        try:
+            outcome, spec = self._score(loaded, run, spec, resumed)
+        except BaseException:  # a crash, Ctrl-C or a kill the process sees: the run says so
+            run.set_status(run.read_spec(), "interrupted")
+            raise
+        run.set_status(spec, "complete")
+        return outcome
 
+    def _score(self, loaded: LoadedInput, run: RunFolder, spec: RunSpec, resumed: bool) -> tuple[RunOutcome, RunSpec]:
         documents = [loaded.documents[d] for d in dict.fromkeys(c.doc_id for c in loaded.candidates)]
-        extraction = self.extract(documents)
-        done = run.load_records()
+        scaffolds = self.scaffolds_for(documents)
+        run.write_jsonl("input_issues.jsonl", [*loaded.issues, *scaffolds.issues])
+        spec = spec.model_copy(update={"scaffold_keys": {d: s.key for d, s in scaffolds.scaffolds.items()}})
+        run.write_spec(spec)
 
         candidates = sorted(loaded.candidates, key=lambda c: (c.doc_id, c.system))
         plans: dict[str, list[PlannedRequest]] = {}
         failed: dict[str, str] = {}
         for c in candidates:
-            scaffold = extraction.scaffolds.get(c.doc_id)
+            scaffold = scaffolds.scaffolds.get(c.doc_id)
             if scaffold is None:
-                failed[c.key] = extraction.unavailable.get(c.doc_id, "no scaffold")
-                continue
-            plans[c.key] = self.judge.judgment_requests(scaffold, loaded.documents[c.doc_id], c)
-        pending = [p for ps in plans.values() for p in ps if p.cache_key not in done]
+                failed[c.key] = scaffolds.unavailable.get(c.doc_id, "no scaffold")
+            else:
+                plans[c.key] = self.judge.judgment_requests(scaffold, loaded.documents[c.doc_id], c)
+        planned = [p for ps in plans.values() for p in ps]
+        run.write_jsonl("requests.jsonl", [{"cache_key": p.cache_key, "request_id": p.request.id, "task": p.task,
+                                            "doc_id": p.doc_id, "system": p.system} for p in planned])
+
+        records = self.cache.finished(p.cache_key for p in planned)
+        pending = [p for p in planned if p.cache_key not in records]
         # All summaries of a scaffold adjacent, then the same task together: shared prompt prefixes.
         pending.sort(key=lambda p: (p.doc_id, p.task, p.system or ""))
-        reused = sum(1 for ps in plans.values() for p in ps if p.cache_key in done)
+        sent: list[Record] = []
 
-        sent = 0
-        engine_errors: dict[str, Record] = {}  # this run's failures, so their messages reach the report
+        def keep(batch: list[Record]) -> None:
+            self.cache.put(batch)  # one transaction per engine call: a kill loses at most the call in flight
+            sent.extend(batch)
+            records.update({r.cache_key: r for r in batch})
 
-        def keep(records: list[Record]) -> None:
-            nonlocal sent
-            run.append(records)
-            sent += len(records)
-            done.update({r.cache_key: r for r in records if r.done})
-            engine_errors.update({r.cache_key: r for r in records if not r.done})
+        self.dispatch.send(pending, "judging summaries", keep)
+        if self.dispatch.engine_description is not None:
+            started = {**self.dispatch.engine_description, "started_at": now()}
+            spec = spec.model_copy(update={"engines": [*spec.engines, started]})
 
-        self._run_batches(pending, "judging summaries", keep)
-
-        def latest(p: PlannedRequest) -> Record | None:
-            return done.get(p.cache_key) or engine_errors.get(p.cache_key)
-
-        if self.engine_description is not None:
-            spec = run.read_spec()
-            spec.setdefault("engines", []).append({**self.engine_description, "started_at": _now()})
-            run.write_json("spec.json", spec)
-
-        summaries = []
-        for c in candidates:
-            if c.key in failed:
-                continue
-            scaffold = extraction.scaffolds[c.doc_id]
-            records = {KIND_OF_TASK[p.task]: r for p in plans[c.key] if (r := latest(p))}
-            n_sentences = len(self.judge.sentences(c.summary))
-            judgments = self.judge.judgments(scaffold, n_sentences, records)
-            summaries.append(score_summary(
-                scaffold, judgments, system=c.system, n_sentences=n_sentences,
-                rouge_l_value=rouge_l(c.summary, c.references),
-            ))
+        summaries = [self._scores(c, scaffolds, plans[c.key], records, loaded) for c in candidates if c.key in plans]
         systems = system_means(summaries)
-        used = [r for ps in plans.values() for p in ps if (r := latest(p))]
-        usage = {"extraction": usage_stats(extraction.records), "judgments": usage_stats(used)}
+        used = [records[p.cache_key] for p in planned if p.cache_key in records]
+        usage = {"extraction": usage_stats(scaffolds.records), "judgments": usage_stats(used)}
         run.write_json("usage.json", usage)
-        self._write_outputs(run, candidates, extraction, summaries, systems, failed)
-        return RunOutcome(
+        run.write_scores(summaries, systems)
+        run.write_jsonl("candidates.jsonl", self._candidate_rows(candidates, scaffolds, failed))
+        run.write_jsonl("records.jsonl", used)
+        outcome = RunOutcome(
             run_dir=run.dir, resumed=resumed, summaries=summaries, systems=systems,
-            requests_sent=sent, requests_reused=reused,
+            requests_sent=len(sent), requests_reused=len(planned) - len(pending),
             validation_failures=sum(r.validation_error is not None for r in used),
-            engine_errors=len(engine_errors), extraction=extraction, failed_summaries=failed, usage=usage,
+            engine_errors=sum(r.retryable for r in sent), failures=dict(Counter(r.failure for r in used if r.failure)),
+            extraction=scaffolds, failed_summaries=failed, usage=usage,
         )
+        return outcome, spec
 
-    def _spec(self, loaded: LoadedInput, command: Sequence[str] | None) -> dict[str, Any]:
-        limits = self.config.limits
-        static_schemas = {f"extract_{v}": schema_sha256(json_schema(extraction_model(v, limits, self.method)))  # type: ignore[arg-type]
-                          for v in VIEWS}
-        static_schemas["direct_score"] = schema_sha256(json_schema(direct_score_model(limits, self.method)))
-        spec: dict[str, Any] = {
-            "input": {"source": loaded.source, "fingerprint": loaded.fingerprint,
-                      "fields": loaded.fields.model_dump(), "split": loaded.split},
-            "judge": self.config.model_dump(),
-            "judge_fingerprint": self.judge.fingerprint,
-            "prompts": {task: {"ref": p.ref, "sha256": p.sha256} for task, p in sorted(self.prompts.items())},
-            "schemas": {"version": str(self.method.number), "static_sha256": static_schemas,
-                        "per_request": "alignment schemas are built per scaffold; each record holds its schema_sha256"},
-        }
-        identity = json.dumps({k: spec[k] for k in ("input", "judge_fingerprint", "prompts", "schemas")}, sort_keys=True)
-        stem = Path(loaded.source).stem or "input"
-        spec["default_run_id"] = f"{stem}-{self.config.name}-{hashlib.sha256(identity.encode()).hexdigest()[:8]}"
-        spec.update({
-            "method": self.method.describe(),
-            "created_at": _now(),
-            "command": list(command) if command is not None else sys.argv,
-            "counts": {"documents": len(loaded.documents), "candidates": len(loaded.candidates),
-                       "input_issues": len(loaded.issues)},
-            "versions": package_versions(),
-            "platform": platform_info(),
-        })
-        return spec
+    def _scores(self, candidate: Candidate, scaffolds: ScaffoldSet, planned: list[PlannedRequest],
+                records: dict[str, Record], loaded: LoadedInput) -> SummaryScores:
+        scaffold = scaffolds.scaffolds[candidate.doc_id]
+        mine = {KIND_OF_TASK[p.task]: records[p.cache_key] for p in planned if p.cache_key in records}
+        n_sentences = len(self.judge.sentences(candidate.summary))
+        judgments = self.judge.judgments(scaffold, n_sentences, mine)
+        return score_summary(scaffold, judgments, system=candidate.system, n_sentences=n_sentences,
+                             rouge_l_value=rouge_l(candidate.summary, candidate.references))
 
-    def _write_outputs(self, run: RunStore, candidates: list[Candidate],
-                       extraction: ExtractionOutcome, summaries: list[SummaryScores],
-                       systems: list[SystemScores], failed: dict[str, str]) -> None:
-        run.write_jsonl("candidates.jsonl", [
+    def _candidate_rows(self, candidates: list[Candidate], scaffolds: ScaffoldSet,
+                        failed: dict[str, str]) -> list[dict[str, Any]]:
+        return [
             {"record": c.record, "doc_id": c.doc_id, "system": c.system, "summary": c.summary,
              "sentences": self.judge.sentences(c.summary), "references": list(c.references),
-             "scaffold_key": extraction.scaffolds[c.doc_id].key if c.doc_id in extraction.scaffolds else None,
+             "scaffold_key": scaffolds.scaffolds[c.doc_id].key if c.doc_id in scaffolds.scaffolds else None,
              "failed": failed.get(c.key)}
             for c in candidates
-        ])
-        run.write_jsonl("summaries.jsonl", summaries)
-        run.write_json("systems.json", [s.model_dump() for s in systems])
-        write_tables(run.dir, summaries, systems)
+        ]
 
 
-def _batches(planned: Sequence[PlannedRequest], size: int) -> Iterator[list[PlannedRequest]]:
-    """Batches of at most `size`, cut between documents when possible so that all requests of one
-    scaffold travel together (a document larger than `size` is split)."""
-    batch: list[PlannedRequest] = []
-    for _, members in itertools.groupby(planned, key=lambda p: p.doc_id):
-        group = list(members)
-        if batch and len(batch) + len(group) > size:
-            yield batch
-            batch = []
-        while len(group) > size:
-            yield group[:size]
-            group = group[size:]
-        batch.extend(group)
-    if batch:
-        yield batch
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command: Sequence[str] | None) -> RunSpec:
+    """What the run is: its identity (input, judge, prompts, schemas, scaffold source) and provenance."""
+    config = judge.config
+    limits = config.limits
+    static_schemas = {spec.extract_task: schema_sha256(json_schema(spec.extraction_model(limits, judge.method)))
+                      for spec in VIEW_SPECS.values()}
+    static_schemas["direct_score"] = schema_sha256(json_schema(direct_score_model(limits, judge.method)))
+    spec = RunSpec(
+        input={"source": loaded.source, "fingerprint": loaded.fingerprint,
+               "fields": loaded.fields.model_dump(), "split": loaded.split},
+        judge=config.model_dump(),
+        judge_fingerprint=judge.fingerprint,
+        method=judge.method.describe(),
+        prompts={task: {"ref": p.ref, "sha256": p.sha256} for task, p in sorted(judge.prompts.items())},
+        schemas={"version": str(judge.method.number), "static_sha256": static_schemas,
+                 "per_request": "alignment schemas are built per scaffold; each record holds its schema_sha256"},
+        scaffold_source=source,
+        created_at=now(),
+        command=list(command) if command is not None else sys.argv,
+        counts={"documents": len(loaded.documents), "candidates": len(loaded.candidates),
+                "input_issues": len(loaded.issues)},
+        versions=package_versions(),
+        platform=platform_info(),
+    )
+    stem = Path(loaded.source).stem or "input"
+    return spec.model_copy(update={"run_id": f"{stem}-{config.name}-{spec.identity_hash()[:8]}"})

@@ -18,16 +18,14 @@ from typing import Any
 
 import jinja2
 
-from .backends.base import Message
 from .config import resource_dir
+from .records import Message
+from .views import VIEW_SPECS
 
+# Every task has a template: extraction and alignment for each scaffold view, then the two others.
 TASKS = (
-    "extract_facts",
-    "extract_questions",
-    "extract_entities",
-    "align_facts",
-    "align_questions",
-    "align_entities",
+    *(spec.extract_task for spec in VIEW_SPECS.values()),
+    *(spec.align_task for spec in VIEW_SPECS.values()),
     "check_faithfulness",
     "direct_score",
 )

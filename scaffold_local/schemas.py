@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -33,8 +33,8 @@ class SchemaLimits(BaseModel):
     max_questions: int = Field(20, ge=1)
     # Asked for in the extraction prompts (the paper: 20-100 facts), not enforced by the schema: a
     # short document yields fewer items (the paper's screenshots: 8-15) and must not be padded.
-    min_facts: int = Field(1, ge=1, description="extraction prompt: list at least this many facts where the document allows")
-    min_questions: int = Field(1, ge=1, description="extraction prompt: ask at least this many questions where the document allows")
+    min_facts: int = Field(1, ge=1, description="extraction prompt: at least this many facts, where the document has them")
+    min_questions: int = Field(1, ge=1, description="extraction prompt: at least this many questions, likewise")
     max_entities: int = Field(20, ge=1)
     max_attributes_per_entity: int = Field(6, ge=1)
     statement_chars: int = Field(200, ge=20, description="fact, question, answer and attribute text")
@@ -110,6 +110,7 @@ class Scaffold(BaseModel):
     dropped_duplicates: dict[str, int] = Field(default_factory=dict)  # assembly 1 only: `notes` replaced it
     notes: tuple[ScaffoldNote, ...] = ()
     assembly: int = 1  # ASSEMBLY_VERSION when built; files from before notes existed read as 1
+    origin: Literal["extracted", "user"] = "extracted"  # extracted by a judge, or given in a scaffold file
 
     def attributes(self) -> list[Attribute]:
         return [a for e in self.entities or () for a in e.attributes]
@@ -118,42 +119,56 @@ class Scaffold(BaseModel):
 # ---------------------------------------------------------------- extraction outputs (what the judge writes)
 
 
-@lru_cache(maxsize=None)
-def extraction_model(view: View, limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
-    """The schema the judge fills in to extract one scaffold view. Ids are assigned afterwards
-    (F1.., Q1.., E1.A1..) so the model never has to count."""
-    text = Annotated[str, Field(min_length=1, max_length=limits.statement_chars)]
-    if view == "facts":
-        item = create_model("ExtractedFact", __config__=_FORBID, fact=(text, ...), label=(Label, ...))
-        return create_model(
-            "FactExtraction", __config__=_FORBID,
-            facts=(list[item], Field(min_length=1, max_length=limits.max_facts)),  # type: ignore[valid-type]
-        )
-    if view == "questions":
-        item = create_model(
-            "ExtractedQuestion", __config__=_FORBID,
-            question=(text, ...), expected_answer=(text, ...),
-            provenance=(Annotated[str, Field(min_length=1, max_length=40)], ...), label=(Label, ...),
-        )
-        return create_model(
-            "QuestionExtraction", __config__=_FORBID,
-            questions=(list[item], Field(min_length=1, max_length=limits.max_questions)),  # type: ignore[valid-type]
-        )
-    if view == "entities":
-        attribute = create_model("ExtractedAttribute", __config__=_FORBID, attribute=(text, ...), label=(Label, ...))
-        name = Annotated[str, Field(min_length=1, max_length=limits.name_chars)]
-        kind: Any = (Literal[method.entity_kinds] if method.entity_kinds  # type: ignore[valid-type]
-                     else Annotated[str, Field(min_length=1, max_length=40)])
-        item = create_model(
-            "ExtractedEntity", __config__=_FORBID,
-            name=(name, ...), kind=(kind, ...),
-            attributes=(list[attribute], Field(min_length=1, max_length=limits.max_attributes_per_entity)),  # type: ignore[valid-type]
-        )
-        return create_model(
-            "EntityExtraction", __config__=_FORBID,
-            entities=(list[item], Field(min_length=1, max_length=limits.max_entities)),  # type: ignore[valid-type]
-        )
-    raise ValueError(f"unknown scaffold view {view!r}")
+# Ids are assigned after extraction (F1.., Q1.., E1.A1..), so the model never has to count.
+
+
+def _model(model_name: str, /, **fields: Any) -> type[BaseModel]:
+    """A strict pydantic model (no extra keys: `additionalProperties: false` in its schema)."""
+    return create_model(model_name, __config__=_FORBID, **fields)
+
+
+def _statement(limits: SchemaLimits) -> Any:
+    return Annotated[str, Field(min_length=1, max_length=limits.statement_chars)]
+
+
+@cache
+def fact_extraction_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
+    item = _model("ExtractedFact", fact=(_statement(limits), ...), label=(Label, ...))
+    return _model(
+        "FactExtraction",
+        facts=(list[item], Field(min_length=1, max_length=limits.max_facts)),  # type: ignore[valid-type]
+    )
+
+
+@cache
+def question_extraction_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
+    item = _model(
+        "ExtractedQuestion",
+        question=(_statement(limits), ...), expected_answer=(_statement(limits), ...),
+        provenance=(Annotated[str, Field(min_length=1, max_length=40)], ...), label=(Label, ...),
+    )
+    return _model(
+        "QuestionExtraction",
+        questions=(list[item], Field(min_length=1, max_length=limits.max_questions)),  # type: ignore[valid-type]
+    )
+
+
+@cache
+def entity_extraction_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
+    attribute = _model("ExtractedAttribute", attribute=(_statement(limits), ...),
+                             label=(Label, ...))
+    name = Annotated[str, Field(min_length=1, max_length=limits.name_chars)]
+    kind: Any = (Literal[method.entity_kinds] if method.entity_kinds
+                 else Annotated[str, Field(min_length=1, max_length=40)])
+    item = _model(
+        "ExtractedEntity",
+        name=(name, ...), kind=(kind, ...),
+        attributes=(list[attribute], Field(min_length=1, max_length=limits.max_attributes_per_entity)),  # type: ignore[valid-type]
+    )
+    return _model(
+        "EntityExtraction",
+        entities=(list[item], Field(min_length=1, max_length=limits.max_entities)),  # type: ignore[valid-type]
+    )
 
 
 # ---------------------------------------------------------------- judgment outputs, built per scaffold
@@ -163,7 +178,7 @@ def _justification(limits: SchemaLimits) -> Any:
     return Annotated[str, Field(max_length=limits.justification_chars)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits, method: MethodVersion) -> Any:
     """Justification, cited sentence ids, verdict. Sentence ids are bounded by the summary's own
     sentence count, so the grammar cannot cite a sentence that does not exist (summaries of one
@@ -173,10 +188,10 @@ def _verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits, m
     most = min(limits.max_cited_sentences, n_sentences)
 
     def shape(name: str, verdict: Any, min_cited: int, max_cited: int) -> type[BaseModel]:
-        return create_model(
-            name, __config__=_FORBID,
+        return _model(
+            name,
             justification=(_justification(limits), ...),
-            sentence_ids=(list[sentence_id], Field(min_length=min_cited or None, max_length=max_cited)),  # type: ignore[valid-type]
+            sentence_ids=(list[sentence_id], Field(min_length=min_cited or None, max_length=max_cited)),
             **{verdict_field: (verdict, ...)},
         )
 
@@ -190,14 +205,14 @@ def _verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits, m
 def fact_alignment_model(fact_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits,
                          method: MethodVersion) -> type[BaseModel]:
     verdict = _verdict_model("inferred", n_sentences, limits, method)
-    return create_model("FactAlignment", __config__=_FORBID, **{i: (verdict, ...) for i in fact_ids})
+    return _model("FactAlignment", **{i: (verdict, ...) for i in fact_ids})
 
 
 @lru_cache(maxsize=512)
 def question_alignment_model(question_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits,
                              method: MethodVersion) -> type[BaseModel]:
     verdict = _verdict_model("answered", n_sentences, limits, method)
-    return create_model("QuestionAlignment", __config__=_FORBID, **{i: (verdict, ...) for i in question_ids})
+    return _model("QuestionAlignment", **{i: (verdict, ...) for i in question_ids})
 
 
 @lru_cache(maxsize=512)
@@ -207,35 +222,36 @@ def entity_preservation_model(
     """One property per entity; its preserved ids are an enum of that entity's own attribute ids."""
     fields: dict[str, Any] = {}
     for entity_id, attribute_ids in entity_attribute_ids:
-        verdict = create_model(
-            f"Entity{entity_id}Verdict", __config__=_FORBID,
+        verdict = _model(
+            f"Entity{entity_id}Verdict",
             justification=(_justification(limits), ...),
             preserved_attribute_ids=(list[Literal[attribute_ids]], Field(max_length=len(attribute_ids))),  # type: ignore[valid-type]
         )
         fields[entity_id] = (verdict, ...)
-    return create_model("EntityPreservation", __config__=_FORBID, **fields)
+    return _model("EntityPreservation", **fields)
 
 
 @lru_cache(maxsize=512)
 def faithfulness_model(n_sentences: int, limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
-    verdict = create_model(
-        "SentenceVerdict", __config__=_FORBID,
-        reason=(_justification(limits), ...), category=(Literal[method.error_categories], ...),  # type: ignore[valid-type]
+    verdict = _model(
+        "SentenceVerdict",
+        reason=(_justification(limits), ...), category=(Literal[method.error_categories], ...),
     )
-    return create_model(
-        "SentenceFaithfulness", __config__=_FORBID, **{f"S{i}": (verdict, ...) for i in range(1, n_sentences + 1)}
+    return _model(
+        "SentenceFaithfulness", **{f"S{i}": (verdict, ...) for i in range(1, n_sentences + 1)}
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def direct_score_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
     """The holistic G-Eval-style grades. The paper asks for the four grades first and the rationale
     last; method version 1 put the rationale first."""
     axis = Annotated[int, Field(ge=1, le=10)]
-    grades: dict[str, Any] = {name: (axis, ...) for name in ("faithfulness", "completeness", "understandability", "hallucination")}
+    axes = ("faithfulness", "completeness", "understandability", "hallucination")
+    grades: dict[str, Any] = {name: (axis, ...) for name in axes}
     rationale = {"rationale": (Annotated[str, Field(max_length=limits.justification_chars * 2)], ...)}
     fields = {**grades, **rationale} if method.scores_before_rationale else {**rationale, **grades}
-    return create_model("DirectScore", __config__=_FORBID, **fields)
+    return _model("DirectScore", **fields)
 
 
 def entity_attribute_ids(scaffold: Scaffold) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -7,7 +7,6 @@ import os
 import re
 from pathlib import Path
 
-
 TESTS = Path(__file__).parent
 SNAPSHOTS = TESTS / "snapshots"
 RESPONDER_CONFIG = TESTS / "configs" / "responder.toml"
@@ -107,7 +106,7 @@ class VllmServer:
         self.process = subprocess.Popen(command, stdout=log_path.open("w"), stderr=subprocess.STDOUT, env=env,
                                         start_new_session=True)
 
-    def wait_ready(self, timeout: float = 300) -> "VllmServer":
+    def wait_ready(self, timeout: float = 300) -> VllmServer:
         import time
 
         import httpx

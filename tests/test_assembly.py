@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 
-from scaffold_local.assembly import assemble_view
+from scaffold_local.assembly import assemble_entities, assemble_facts, assemble_questions
 from scaffold_local.backends.responder import ResponderBackend
 from scaffold_local.data import load_input
 from scaffold_local.metrics import Judgments, score_summary
 from scaffold_local.pipeline import Pipeline
 from scaffold_local.schemas import Scaffold
 from scaffold_local.store import ScaffoldStore
+from scaffold_local.views import ViewVerdicts
 
 from .test_pipeline import EXPECTED, CountingFactory
 
@@ -27,7 +28,7 @@ def test_entities_with_the_same_name_keep_all_their_attributes():
             _attribute("Alpha Corp employs 200 people.", "supporting detail"),
             _attribute("alpha corp opened a factory.", "other")]},  # an exact repeat, case aside
     ]}
-    entities, notes = assemble_view("entities", parsed)
+    entities, notes = assemble_entities(parsed)
     assert [(e.id, e.name, e.kind) for e in entities] == [("E1", "Alpha Corp", "org"), ("E2", "Denton", "other")]
     assert [(a.id, a.text, a.label) for a in entities[0].attributes] == [
         ("E1.A1", "Alpha Corp opened a factory.", "main point"),
@@ -38,19 +39,19 @@ def test_entities_with_the_same_name_keep_all_their_attributes():
     ]
     # Every merged attribute is in the EPS denominator: 1 kept of 3.
     scaffold = Scaffold(key="k", doc_id="d", document_sha256="0" * 64, facts=(), questions=(), entities=entities)
-    eps = score_summary(scaffold, Judgments(preserved_attributes=frozenset({"E1.A2"})), system="s", n_sentences=1)
+    eps = score_summary(scaffold, Judgments(views={"entities": ViewVerdicts(kept={"E1.A2": True})}), system="s", n_sentences=1)
     assert eps.values["eps"] == 1 / 3
 
 
 def test_repeated_facts_and_questions_are_dropped_with_a_note_naming_the_kept_item():
-    facts, notes = assemble_view("facts", {"facts": [
+    facts, notes = assemble_facts({"facts": [
         {"fact": "The plant opened.", "label": "main point"},
         {"fact": "It cost $50m.", "label": "supporting detail"},
         {"fact": "the plant  OPENED.", "label": "supporting detail"}]})
     assert [f.id for f in facts] == ["F1", "F2"]
     assert [n.detail for n in notes] == ["fact 'the plant  OPENED.' repeats F1"]
     question = {"question": "What opened?", "expected_answer": "The plant.", "provenance": "Sentence 1", "label": "main point"}
-    questions, notes = assemble_view("questions", {"questions": [question, question]})
+    questions, notes = assemble_questions({"questions": [question, question]})
     assert len(questions) == 1 and notes[0].view == "questions" and notes[0].detail.endswith("repeats Q1")
 
 

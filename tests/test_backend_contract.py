@@ -12,8 +12,8 @@ import pytest
 from scaffold_local.backends import BackendError, Message, Sampling, create_backend
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import Candidate, Document
+from scaffold_local.requests import Judge
 from scaffold_local.schemas import Fact, KeyQuestion, Scaffold
-from scaffold_local.tasks import Judge
 from scaffold_local.text import sha256_text
 
 from .helpers import FACTORY, RESPONDER_CONFIG, hosted_config_file

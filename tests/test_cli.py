@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from typer.testing import CliRunner
 
 from scaffold_local import cli
@@ -43,9 +42,9 @@ def test_score_then_show_table_and_evidence(small_input, tmp_path):
     evidence = runner.invoke(app, ["show", str(run_dir), "--summary", "factory/details"])
     assert evidence.exit_code == 0, evidence.output
     lines = evidence.output.splitlines()
-    f2 = next(l for l in lines if "│ F2 " in l)  # the missed main fact, with the judge's justification
+    f2 = next(line for line in lines if "│ F2 " in line)  # the missed main fact, with the judge's justification
     assert "main point" in f2 and "missed" in f2 and "no sentence matches" in f2
-    f1 = next(l for l in lines if "│ F1 " in l)
+    f1 = next(line for line in lines if "│ F1 " in line)
     assert "kept" in f1 and "│ 1 " in f1 and "matched sentences [1]" in f1
 
     unknown = runner.invoke(app, ["show", str(run_dir), "--summary", "factory/nobody"])
@@ -56,7 +55,7 @@ def test_extract_prints_scaffold_counts(small_input, tmp_path):
     result = runner.invoke(app, ["extract", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(tmp_path)],
                            terminal_width=200)
     assert result.exit_code == 0, result.output
-    factory_row = next(l for l in result.output.splitlines() if "factory" in l)
+    factory_row = next(line for line in result.output.splitlines() if "factory" in line)
     assert "2/2/1" in factory_row  # facts: main/supporting/other
 
 
@@ -111,7 +110,21 @@ def test_method_versions_share_a_store_and_show_names_the_version(small_input, t
 def test_direct_scores_on_the_papers_0_1_scale(small_input, tmp_path):
     args = ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(tmp_path)]
     tens, ones = runner.invoke(app, args), runner.invoke(app, [*args, "--ds-scale", "1"])
-    ds_row = lambda output: next(l for l in output.splitlines() if re.match(r"│ DS( /10)? +│", l))  # noqa: E731
+    ds_row = lambda output: next(line for line in output.splitlines() if re.match(r"│ DS( /10)? +│", line))  # noqa: E731
     assert "9.50" in ds_row(tens.output)  # brief: (10 + 10 + 8 + 10) / 4
     assert "DS /10" in ds_row(ones.output) and "0.950" in ds_row(ones.output)
     assert runner.invoke(app, [*args, "--ds-scale", "5"]).exit_code == 2
+
+
+def test_run_summary_counts_failures_by_class(tmp_path):
+    from .helpers import FACTORY, write_jsonl
+
+    rows = [{"doc_id": "factory", "document": FACTORY, "system": "bad", "summary": "A factory. [[responder:invalid]]"},
+            {"doc_id": "factory", "document": FACTORY, "system": "down", "summary": "A factory. [[responder:error]]"}]
+    args = ["score", str(write_jsonl(tmp_path / "in.jsonl", rows)), "-m", str(RESPONDER_CONFIG), "--store", str(tmp_path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "failed judgments (kept with their raw text, never counted): engine_crash 5, validation 5." in result.output
+    assert "Sent again on the next run: engine_crash;" in result.output
+    again = runner.invoke(app, args)
+    assert "judgments: 5 sent, 5 reused" in again.output  # the crashed ones only

@@ -3,7 +3,6 @@ errors instead of crashing, and a rerun against a restarted server completes wit
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 
@@ -12,20 +11,22 @@ import pytest
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import load_input
 from scaffold_local.pipeline import Pipeline
+from scaffold_local.store import JudgmentCache
 
 from .helpers import EXAMPLES, VllmServer, hosted_config_file
 
 pytestmark = pytest.mark.real_model
 
 
-def _done_records(path) -> int:
-    done = 0
-    for line in path.read_text().splitlines() if path.is_file() else []:
-        try:
-            done += json.loads(line)["finish_reason"] != "error"
-        except json.JSONDecodeError:
-            pass  # a line still being written
-    return done
+def _done_records(store) -> int:
+    """Judgments in the store's cache that need no new request (read while the run writes)."""
+    if not (store / "cache.sqlite").is_file():
+        return 0
+    cache = JudgmentCache(store)
+    try:
+        return sum(not r.retryable for r in cache)
+    finally:
+        cache.close()
 
 
 def test_server_killed_mid_run_then_resumed(tmp_path):
@@ -39,19 +40,14 @@ def test_server_killed_mid_run_then_resumed(tmp_path):
     outcome = {}
     worker = threading.Thread(target=lambda: outcome.update(first=Pipeline(config, store).score(loaded)))
     worker.start()
-    records = None
     deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        runs = list((store / "runs").glob("*/records.jsonl")) if (store / "runs").is_dir() else []
-        if runs and _done_records(runs[0]) >= 8:
-            records = runs[0]
-            break
+    while time.monotonic() < deadline and _done_records(store) < 8:
         time.sleep(0.2)
-    assert records is not None, "no judgment was recorded before the deadline"
+    assert _done_records(store) >= 8, "no judgment was recorded before the deadline"
     first_server.kill()
     worker.join(timeout=600)
     first = outcome["first"]
-    done_before = _done_records(records)
+    done_before = _done_records(store)
     assert 8 <= done_before < 45 and first.engine_errors > 0
     assert first.engine_errors + done_before == 45  # every request is accounted for, none crashed the run
 

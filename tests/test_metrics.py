@@ -15,6 +15,19 @@ from scaffold_local.metrics import (
     system_means,
 )
 from scaffold_local.schemas import Attribute, Entity, Fact, KeyQuestion, Scaffold
+from scaffold_local.views import ViewVerdicts
+
+
+def judged(facts=None, cited=None, questions=None, attributes=None, **rest) -> Judgments:
+    """Judgments with the given verdicts: facts and questions as {id: kept}, kept attribute ids."""
+    views = {}
+    if facts is not None:
+        views["facts"] = ViewVerdicts(kept=facts, cited=cited or {})
+    if questions is not None:
+        views["questions"] = ViewVerdicts(kept=questions)
+    if attributes is not None:
+        views["entities"] = ViewVerdicts(kept={a: True for a in attributes})
+    return Judgments(views=views, **rest)
 
 
 def make_scaffold(main_facts: int, supp_facts: int, other_facts: int = 0, main_q: int = 0, supp_q: int = 0,
@@ -23,9 +36,9 @@ def make_scaffold(main_facts: int, supp_facts: int, other_facts: int = 0, main_q
     q_labels = ["main point"] * main_q + ["supporting detail"] * supp_q
     return Scaffold(
         key="k", doc_id="doc", document_sha256="0" * 64,
-        facts=tuple(Fact(id=f"F{i}", text=f"fact {i}", label=l) for i, l in enumerate(labels, 1)),
-        questions=tuple(KeyQuestion(id=f"Q{i}", question="?", expected_answer="a", provenance="Sentence 1", label=l)
-                        for i, l in enumerate(q_labels, 1)),
+        facts=tuple(Fact(id=f"F{i}", text=f"fact {i}", label=label) for i, label in enumerate(labels, 1)),
+        questions=tuple(KeyQuestion(id=f"Q{i}", question="?", expected_answer="a", provenance="Sentence 1", label=label)
+                        for i, label in enumerate(q_labels, 1)),
         entities=tuple(
             Entity(id=f"E{e}", name=f"entity {e}", kind="thing",
                    attributes=tuple(Attribute(id=f"E{e}.A{a}", text="x", label="main point") for a in range(1, n + 1)))
@@ -44,7 +57,7 @@ WORKED = make_scaffold(4, 3, main_q=3, supp_q=2, attributes_per_entity=(3, 2, 2,
 
 def test_worked_example_summary_a_fps_is_one_third():
     # Summary A: 2 main facts (F1, F2) and 1 supporting fact (F5).
-    judgments = Judgments(fact_inferred=hits(WORKED, {"F1", "F2", "F5"}))
+    judgments = judged(facts=hits(WORKED, {"F1", "F2", "F5"}))
     scores = score_summary(WORKED, judgments, system="A", n_sentences=3)
     assert scores.values["fps"] == pytest.approx(2 / 4 * (1 - 1 / 3))
     assert round(scores.values["fps"], 3) == 0.333
@@ -52,25 +65,25 @@ def test_worked_example_summary_a_fps_is_one_third():
 
 
 def test_worked_example_summary_b_covers_more_and_scores_lower():
-    judgments = Judgments(fact_inferred=hits(WORKED, {"F1", "F2", "F3", "F5", "F6"}))
+    judgments = judged(facts=hits(WORKED, {"F1", "F2", "F3", "F5", "F6"}))
     scores = score_summary(WORKED, judgments, system="B", n_sentences=4)
     assert scores.values["fps"] == pytest.approx(0.25)
     assert scores.values["fc"] == pytest.approx(5 / 7)  # more coverage ...
-    a = score_summary(WORKED, Judgments(fact_inferred=hits(WORKED, {"F1", "F2", "F5"})), system="A", n_sentences=3)
+    a = score_summary(WORKED, judged(facts=hits(WORKED, {"F1", "F2", "F5"})), system="A", n_sentences=3)
     assert scores.values["fc"] > a.values["fc"] and scores.values["fps"] < a.values["fps"]  # ... lower FPS
 
 
 def test_worked_example_summary_a_eps_is_four_ninths():
     # Entities keep 2/3, 1/2, 1/2 and 0/2 attributes.
     preserved = frozenset({"E1.A1", "E1.A2", "E2.A1", "E3.A2"})
-    scores = score_summary(WORKED, Judgments(preserved_attributes=preserved), system="A", n_sentences=3)
+    scores = score_summary(WORKED, judged(attributes=preserved), system="A", n_sentences=3)
     assert scores.values["eps"] == pytest.approx(4 / 9)
     assert round(scores.values["eps"], 3) == 0.444
 
 
 def test_qps_uses_question_labels():
     answered = {"Q1": True, "Q2": True, "Q3": True, "Q4": True, "Q5": False}
-    scores = score_summary(WORKED, Judgments(question_answered=answered), system="A", n_sentences=2)
+    scores = score_summary(WORKED, judged(questions=answered), system="A", n_sentences=2)
     assert scores.values["qps"] == pytest.approx(1.0 * (1 - 1 / 2))
     assert scores.values["qc"] == pytest.approx(4 / 5)
 
@@ -85,14 +98,14 @@ def test_preference_score_edges():
 def test_other_items_never_count():
     scaffold = make_scaffold(2, 2, other_facts=3)
     with_other = hits(scaffold, {"F1", "F5", "F6", "F7"})
-    scores = score_summary(scaffold, Judgments(fact_inferred=with_other), system="s", n_sentences=1)
+    scores = score_summary(scaffold, judged(facts=with_other), system="s", n_sentences=1)
     assert scores.values["fc"] == 0.25  # 1 of 4 main+supporting; the 3 "other" hits are ignored
     assert scores.values["fps"] == 0.5
 
 
 def test_no_main_facts_makes_fps_undefined_with_reason():
     scaffold = make_scaffold(0, 2)
-    scores = score_summary(scaffold, Judgments(fact_inferred=hits(scaffold, {"F1"})), system="s", n_sentences=1)
+    scores = score_summary(scaffold, judged(facts=hits(scaffold, {"F1"})), system="s", n_sentences=1)
     assert scores.values["fps"] is None and scores.values["main_fc"] is None
     assert scores.undefined["fps"] == "scaffold has no main facts"
     assert scores.values["supp_fc"] == 0.5
@@ -100,15 +113,15 @@ def test_no_main_facts_makes_fps_undefined_with_reason():
 
 def test_no_supporting_facts_keeps_fps_and_leaves_supp_fc_undefined():
     scaffold = make_scaffold(2, 0)
-    scores = score_summary(scaffold, Judgments(fact_inferred=hits(scaffold, {"F1"})), system="s", n_sentences=1)
+    scores = score_summary(scaffold, judged(facts=hits(scaffold, {"F1"})), system="s", n_sentences=1)
     assert scores.values["fps"] == 0.5
     assert scores.values["supp_fc"] is None
 
 
 def test_zero_sentence_summary_has_undefined_f_and_focus():
     scaffold = make_scaffold(2, 1, main_q=1, attributes_per_entity=(2,))
-    judgments = Judgments(fact_inferred=hits(scaffold, set()), question_answered={"Q1": False},
-                          preserved_attributes=frozenset())
+    judgments = judged(facts=hits(scaffold, set()), questions={"Q1": False},
+                     attributes=frozenset())
     scores = score_summary(scaffold, judgments, system="s", n_sentences=0)
     assert scores.values["fps"] == 0.0 and scores.values["fc"] == 0.0 and scores.values["eps"] == 0.0
     assert scores.values["f"] is None and scores.values["fact_focus"] is None
@@ -117,9 +130,9 @@ def test_zero_sentence_summary_has_undefined_f_and_focus():
 
 def test_fact_focus_counts_sentences_of_inferred_scored_facts_only():
     scaffold = make_scaffold(1, 1, other_facts=1)
-    judgments = Judgments(
-        fact_inferred={"F1": True, "F2": False, "F3": True},
-        fact_sentences={"F1": [1, 2], "F2": [3], "F3": [4]},  # F2 not inferred, F3 is "other"
+    judgments = judged(
+        facts={"F1": True, "F2": False, "F3": True},
+        cited={"F1": [1, 2], "F2": [3], "F3": [4]},  # F2 not inferred, F3 is "other"
     )
     scores = score_summary(scaffold, judgments, system="s", n_sentences=4)
     assert scores.values["fact_focus"] == 0.5
@@ -168,17 +181,17 @@ def test_eps_denominator_counts_every_attribute_whatever_its_label():
             Attribute(id="E1.A1", text="a", label="main point"),
             Attribute(id="E1.A2", text="b", label="supporting detail"),
             Attribute(id="E1.A3", text="published Monday", label="other"))),)})
-    scores = score_summary(scaffold, Judgments(preserved_attributes=frozenset({"E1.A1"})), system="s", n_sentences=1)
+    scores = score_summary(scaffold, judged(attributes=frozenset({"E1.A1"})), system="s", n_sentences=1)
     assert scores.values["eps"] == pytest.approx(1 / 3)
-    kept_other = score_summary(scaffold, Judgments(preserved_attributes=frozenset({"E1.A3"})), system="s", n_sentences=1)
+    kept_other = score_summary(scaffold, judged(attributes=frozenset({"E1.A3"})), system="s", n_sentences=1)
     assert kept_other.values["eps"] == pytest.approx(1 / 3)
-    no_attributes = score_summary(make_scaffold(1, 0), Judgments(preserved_attributes=frozenset()), system="s", n_sentences=1)
+    no_attributes = score_summary(make_scaffold(1, 0), judged(attributes=frozenset()), system="s", n_sentences=1)
     assert no_attributes.values["eps"] is None and no_attributes.undefined["eps"] == "scaffold has no entity attributes"
 
 
 def test_fact_focus_is_undefined_without_main_or_supporting_facts():
     scaffold = make_scaffold(0, 0, other_facts=2)
-    judgments = Judgments(fact_inferred={"F1": True, "F2": False}, fact_sentences={"F1": [1], "F2": []})
+    judgments = judged(facts={"F1": True, "F2": False}, cited={"F1": [1], "F2": []})
     scores = score_summary(scaffold, judgments, system="s", n_sentences=2)
     assert scores.values["fact_focus"] is None
     assert scores.undefined["fact_focus"] == "scaffold has no main or supporting facts"

@@ -69,7 +69,7 @@ class Stub:
                     stub.lock.wait_for(lambda: stub.in_flight >= hold_until_in_flight, timeout=5)
                 payload = {"choices": [{"message": {"content": content}, "finish_reason": "stop"}],
                            "usage": {"prompt_tokens": 10, "completion_tokens": 3}}
-                data = json.dumps(payload if status == 200 else {"error": "busy"}).encode()
+                data = json.dumps(payload if status == 200 else {"error": content or "busy"}).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -124,6 +124,27 @@ def test_client_errors_are_not_retried(stub_factory):
     stub = stub_factory([(400, "")])
     result = backend_for(stub.url).generate([make_request()])[0]
     assert result.finish_reason == "error" and result.error.startswith("HTTP 400") and len(stub.bodies) == 1
+
+
+@pytest.mark.parametrize("status, message, failure", [
+    (400, "This model's maximum context length is 8192 tokens", "context_overflow"),
+    (400, "response_format: unsupported schema", "invalid_request"),
+    (422, "", "invalid_request"),
+    (429, "", "rate_limit"),
+    (503, "", "server_error"),
+    (504, "", "timeout"),
+    (404, "model not found", "server_error"),  # the server's set-up, not the request: worth another try
+])
+def test_http_failures_carry_their_class(stub_factory, status, message, failure):
+    stub = stub_factory([(status, message)])
+    result = backend_for(stub.url, max_retries=0).generate([make_request()])[0]
+    assert result.finish_reason == "error" and result.failure == failure
+
+
+def test_a_timeout_is_classed_as_such(stub_factory):
+    stub = stub_factory([(200, '{"ok": true}')], hold_until_in_flight=2)  # a single request waits 5 s
+    result = backend_for(stub.url, max_retries=0, timeout_s=0.5).generate([make_request()])[0]
+    assert result.failure == "timeout" and "Timeout" in result.error
 
 
 def test_unreachable_server_is_a_per_item_error():

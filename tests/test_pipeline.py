@@ -10,7 +10,7 @@ import pytest
 from scaffold_local.backends.responder import ResponderBackend
 from scaffold_local.data import load_input
 from scaffold_local.pipeline import Pipeline
-from scaffold_local.store import SpecMismatch
+from scaffold_local.store import JudgmentCache, SpecMismatch
 
 from .helpers import FACTORY, LIBRARY, write_jsonl
 
@@ -147,10 +147,9 @@ def test_a_crash_loses_only_the_batch_in_flight(responder_config, small_input, t
 
     with pytest.raises(KeyboardInterrupt):
         run(responder_config, tmp_path / "store", small_input, CrashesOnSecondJudgmentBatch, batch_requests=10)
-    records = next((tmp_path / "store" / "runs").iterdir()) / "records.jsonl"
-    assert len(records.read_text().splitlines()) == 10  # the first document's batch is on disk
-    with records.open("a") as handle:
-        handle.write('{"request_id": "torn')  # a line cut off mid-write
+    assert len(JudgmentCache(tmp_path / "store")) == 10  # the first document's batch is in the store's cache
+    run_dir = next((tmp_path / "store" / "runs").iterdir())
+    assert json.loads((run_dir / "spec.json").read_text())["status"] == "interrupted"
     factory = CountingFactory()
     outcome = run(responder_config, tmp_path / "store", small_input, factory)
     assert len(factory.requests) == 10 and all(r.startswith("library/") for r in factory.requests)
@@ -167,7 +166,7 @@ def test_invalid_model_output_is_recorded_with_raw_text_and_not_counted(responde
     assert outcome.validation_failures == 5
     bad = next(s for s in outcome.summaries if s.system == "bad")
     assert bad.values["fps"] is None and bad.undefined["fps"].startswith("fact alignment failed: not valid JSON")
-    records = [json.loads(l) for l in (outcome.run_dir / "records.jsonl").read_text().splitlines()]
+    records = [json.loads(line) for line in (outcome.run_dir / "records.jsonl").read_text().splitlines()]
     bad_records = [r for r in records if r["system"] == "bad"]
     assert len(bad_records) == 5 and all(r["text"] == '{"broken": ' and r["parsed"] is None for r in bad_records)
     ok = next(s for s in outcome.summaries if s.system == "ok")
@@ -187,7 +186,7 @@ def test_bad_input_records_are_named_and_the_run_completes(responder_config, tmp
     path.write_bytes("\n".join(lines).encode() + b"\n" + '{"document": "caf\xe9"}\n'.encode("latin-1"))
     factory = CountingFactory()
     outcome = run(responder_config, tmp_path / "store", path, factory)
-    issues = [json.loads(l) for l in (outcome.run_dir / "input_issues.jsonl").read_text().splitlines()]
+    issues = [json.loads(line) for line in (outcome.run_dir / "input_issues.jsonl").read_text().splitlines()]
     assert [(i["record"], i["field"], i["severity"]) for i in issues] == [
         (2, "document", "error"), (3, "summary", "warning"), (4, "system", "error"), (5, "system", "error"), (7, None, "error")]
     scored = {(s.doc_id, s.system): s for s in outcome.summaries}

@@ -9,8 +9,8 @@ from scaffold_local.config import ModelConfig
 from scaffold_local.data import Candidate, Document
 from scaffold_local.method import METHOD_VERSIONS, method_version
 from scaffold_local.prompts import TASKS, load_prompts
+from scaffold_local.requests import Judge
 from scaffold_local.schemas import Attribute, Entity, Fact, KeyQuestion, Scaffold
-from scaffold_local.tasks import Judge
 from scaffold_local.text import sha256_text
 
 from .helpers import RESPONDER_CONFIG, assert_snapshot

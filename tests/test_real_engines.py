@@ -21,8 +21,8 @@ import pytest
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import load_input
 from scaffold_local.pipeline import Pipeline
+from scaffold_local.requests import Judge
 from scaffold_local.store import ScaffoldStore
-from scaffold_local.tasks import Judge
 
 from .helpers import EXAMPLES, failure_message, hosted_config_file, small_numa_node_env
 
@@ -108,7 +108,7 @@ def test_every_scaffold_item_gets_exactly_one_verdict(finished):
 
 
 def test_run_records_usage_and_metrics_for_every_summary(finished):
-    summaries = [json.loads(l) for l in (finished.run_dir / "summaries.jsonl").read_text().splitlines()]
+    summaries = [json.loads(line) for line in (finished.run_dir / "summaries.jsonl").read_text().splitlines()]
     assert len(summaries) == 9
     usage = json.loads((finished.run_dir / "usage.json").read_text())["judgments"]
     assert usage["requests"] == 45 and usage["finish_reasons"] == {"stop": 45} and usage["completion_tokens"] > 0

@@ -12,13 +12,15 @@ from scaffold_local.schemas import (
     OutputError,
     SchemaLimits,
     direct_score_model,
+    entity_extraction_model,
     entity_preservation_model,
-    extraction_model,
     fact_alignment_model,
+    fact_extraction_model,
     faithfulness_model,
     json_schema,
     parse_output,
     question_alignment_model,
+    question_extraction_model,
 )
 
 from .helpers import assert_snapshot
@@ -94,7 +96,7 @@ def test_direct_score_grades_come_before_the_rationale_in_v2():
 
 
 def test_v2_entity_kinds_are_the_papers_enum():
-    entity = json_schema(extraction_model("entities", LIMITS, V2))["properties"]["entities"]["items"]
+    entity = json_schema(entity_extraction_model(LIMITS, V2))["properties"]["entities"]["items"]
     assert entity["properties"]["kind"]["enum"] == ["person", "org", "product", "concept", "other"]
 
 
@@ -120,9 +122,9 @@ def test_v2_verdict_and_evidence_must_agree():
 
 def _schemas(method) -> dict:
     return {
-        "extract_facts": json_schema(extraction_model("facts", LIMITS, method)),
-        "extract_questions": json_schema(extraction_model("questions", LIMITS, method)),
-        "extract_entities": json_schema(extraction_model("entities", LIMITS, method)),
+        "extract_facts": json_schema(fact_extraction_model(LIMITS, method)),
+        "extract_questions": json_schema(question_extraction_model(LIMITS, method)),
+        "extract_entities": json_schema(entity_extraction_model(LIMITS, method)),
         "align_facts": json_schema(fact_alignment_model(("F1", "F2"), 3, LIMITS, method)),
         "align_questions": json_schema(question_alignment_model(("Q1",), 3, LIMITS, method)),
         "align_entities": json_schema(entity_preservation_model((("E1", ("E1.A1", "E1.A2")),), LIMITS)),

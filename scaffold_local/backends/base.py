@@ -13,11 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class Message(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    role: Literal["system", "user", "assistant"]
-    content: str
+from ..records import FailureCategory, Message
 
 
 class Sampling(BaseModel):
@@ -65,6 +61,7 @@ class Result(BaseModel):
     finish_reason: FinishReason
     usage: Usage | None = None
     error: str | None = None
+    failure: FailureCategory | None = None  # with finish_reason "error": what kind of failure, for retry decisions
     latency_s: float | None = None
 
 
@@ -95,20 +92,22 @@ class Backend(Protocol):
 
 def finish_fields(reason: str | None) -> dict[str, Any]:
     """An engine's finish reason as Result fields: "stop" and "length" pass through; anything else
-    (abort, content filter, tool calls) is a per-item error that names the reason."""
+    is a per-item error that names the reason: an abort or an engine error may pass on a retry, a
+    content filter or a tool call would happen again."""
     if reason in ("stop", "length"):
         return {"finish_reason": reason, "error": None}
-    return {"finish_reason": "error", "error": f"finish_reason={reason}"}
+    failure = "engine_crash" if reason in ("abort", "error") else "invalid_request"
+    return {"finish_reason": "error", "error": f"finish_reason={reason}", "failure": failure}
 
 
-def error_results(requests: Sequence[Request], message: str) -> list[Result]:
-    return [Result(id=r.id, text=None, finish_reason="error", error=message) for r in requests]
+def error_results(requests: Sequence[Request], message: str, failure: FailureCategory = "engine_crash") -> list[Result]:
+    return [Result(id=r.id, text=None, finish_reason="error", error=message, failure=failure) for r in requests]
 
 
 def context_overflow(request: Request, prompt_tokens: int, max_model_len: int) -> Result | None:
     """The per-item error for a request whose prompt plus budget does not fit the context window."""
     if prompt_tokens + request.sampling.max_tokens <= max_model_len:
         return None
-    return Result(id=request.id, text=None, finish_reason="error",
+    return Result(id=request.id, text=None, finish_reason="error", failure="context_overflow",
                   error=f"prompt of {prompt_tokens} tokens + max_tokens {request.sampling.max_tokens} "
                         f"exceeds max_model_len {max_model_len}")

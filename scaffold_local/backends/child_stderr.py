@@ -45,7 +45,7 @@ class ChildStderr:
         self._last_read = time.monotonic()
         self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> "ChildStderr":
+    def __enter__(self) -> ChildStderr:
         sys.stderr.flush()
         self._real_stderr = os.dup(2)
         read_end, write_end = os.pipe()

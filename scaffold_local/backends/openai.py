@@ -15,28 +15,16 @@ import os
 import random
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import jsonschema
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import ModelConfig
+from ..engine_options import OpenAIOptions
+from ..records import FailureCategory
 from .base import BackendError, Request, Result, Usage, finish_fields
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
-
-
-class OpenAIOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    base_url: str = Field(description="e.g. http://127.0.0.1:8000/v1")
-    api_key_env: str | None = Field(None, description="name of the environment variable holding the API key")
-    concurrency: int = Field(8, ge=1)
-    timeout_s: float = Field(300, gt=0, description="per request, reading included")
-    connect_timeout_s: float = Field(10, gt=0)
-    max_retries: int = Field(4, ge=0)
-    backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles each retry, with jitter")
-    response_format: Literal["json_schema", "json_object"] = "json_schema"
-    extra_body: dict[str, Any] = Field(default_factory=dict, description="merged into every request body")
 
 
 def request_body(request: Request, model: str, options: OpenAIOptions) -> dict[str, Any]:
@@ -58,13 +46,29 @@ def request_body(request: Request, model: str, options: OpenAIOptions) -> dict[s
                                        "json_schema": {"name": name, "schema": request.json_schema, "strict": True}}
         else:
             body["response_format"] = {"type": "json_object"}
-            schema_note = "Your answer must be JSON that validates against this JSON schema:\n" + json.dumps(request.json_schema)
+            schema_note = ("Your answer must be JSON that validates against this JSON schema:\n"
+                           + json.dumps(request.json_schema))
             body["messages"] = [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n\n" + schema_note}]
     return {**body, **options.extra_body}
 
 
 class _Retryable(Exception):
-    pass
+    def __init__(self, message: str, failure: FailureCategory):
+        super().__init__(message)
+        self.failure = failure
+
+
+def _http_failure(status: int, text: str) -> FailureCategory:
+    """The failure class of an HTTP error: the request's own fault (not worth sending again until
+    it changes) or the server's (worth sending again later)."""
+    if status in (400, 413, 422):
+        mentions_length = any(w in text.lower() for w in ("context length", "maximum context", "too long", "max_model_len"))
+        return "context_overflow" if mentions_length else "invalid_request"
+    if status == 429:
+        return "rate_limit"
+    if status in (408, 504):
+        return "timeout"
+    return "server_error"  # 5xx, and 401/403/404: the server or its set-up, not this request
 
 
 class OpenAIBackend:
@@ -127,8 +131,9 @@ class OpenAIBackend:
                                                   {"role": "user", "content": f"That answer is invalid: {problem}. "
                                                    "Answer again with JSON only, valid against the schema."}]}
                     result = await self._post(client, request, reask, earlier=result.usage)
-        except Exception as exc:  # per-item error: the batch goes on
-            result = Result(id=request.id, text=None, finish_reason="error", error=f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # per-item error (e.g. a malformed response body): the batch goes on
+            result = Result(id=request.id, text=None, finish_reason="error", error=f"{type(exc).__name__}: {exc}",
+                            failure="server_error")
         return result.model_copy(update={"latency_s": round(time.perf_counter() - started, 3)})
 
     async def _post(self, client: Any, request: Request, body: dict[str, Any], earlier: Usage | None = None) -> Result:
@@ -137,14 +142,18 @@ class OpenAIBackend:
             try:
                 response = await client.post(self.url, json=body)
                 if response.status_code in RETRY_STATUS:
-                    raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}")
+                    raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}",
+                                     _http_failure(response.status_code, response.text))
                 if response.status_code >= 400:
                     return Result(id=request.id, text=None, finish_reason="error",
-                                  error=f"HTTP {response.status_code}: {response.text[:500]}")
+                                  error=f"HTTP {response.status_code}: {response.text[:500]}",
+                                  failure=_http_failure(response.status_code, response.text))
                 return _parse_response(request.id, response.json(), earlier)
             except (_Retryable, self._httpx.TransportError) as exc:
                 if attempt == o.max_retries:
-                    return Result(id=request.id, text=None, finish_reason="error",
+                    failure = exc.failure if isinstance(exc, _Retryable) else (
+                        "timeout" if isinstance(exc, self._httpx.TimeoutException) else "server_error")
+                    return Result(id=request.id, text=None, finish_reason="error", failure=failure,
                                   error=f"gave up after {o.max_retries + 1} attempts: {type(exc).__name__}: {exc}")
                 await asyncio.sleep(o.backoff_s * 2**attempt * (1 + random.random() / 4))
         raise AssertionError("unreachable")

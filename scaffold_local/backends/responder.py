@@ -26,11 +26,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import jsonschema
 
+from ..engine_options import ResponderOptions
 from ..text import split_sentences
 from .base import Request, Result, Usage, context_overflow
 
@@ -61,6 +63,7 @@ class ResponderBackend:
 
     def __init__(self, config: Any = None):
         self.config = config
+        self.delay_s = ResponderOptions.model_validate(config.engine).delay_s if config is not None else 0.0
 
     def describe(self) -> dict[str, Any]:
         return {"engine": "responder", "structured_outputs": "computed (test double)"}
@@ -69,6 +72,7 @@ class ResponderBackend:
         pass
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
+        time.sleep(self.delay_s)
         return [self._answer(r) for r in requests]
 
     def _answer(self, request: Request) -> Result:
@@ -79,7 +83,8 @@ class ResponderBackend:
         if overflow:
             return overflow
         if "[[responder:error]]" in summary:
-            return Result(id=request.id, text=None, finish_reason="error", error="responder: injected engine error")
+            return Result(id=request.id, text=None, finish_reason="error", error="responder: injected engine error",
+                          failure="engine_crash")
         if "[[responder:invalid]]" in summary:
             text = '{"broken": '
         else:

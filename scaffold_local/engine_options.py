@@ -1,0 +1,82 @@
+"""Each backend's engine settings (the `[engine]` table of a model config), as typed models.
+
+They are validated when a config loads, before any engine or model is touched: a misspelt key is
+an error naming the key and the file. Kept apart from the backends so that validating a config
+never imports an engine module.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class VllmOptions(BaseModel):
+    """Engine settings passed to `vllm.LLM`; see the vLLM docs for each."""
+
+    model_config = ConfigDict(extra="forbid")
+    dtype: str = "auto"
+    kv_cache_memory_bytes: int | None = Field(
+        None, gt=0, description="KV cache size in bytes; when set, gpu_memory_utilization is not used. Use it on the "
+                                "CPU build, where a fraction's meaning depends on the machine's NUMA layout")
+    gpu_memory_utilization: float = Field(
+        0.9, gt=0, le=1, description="GPU: fraction of GPU memory for weights, activations and KV cache; CPU build: "
+                                     "fraction of the NUMA node's memory, less the worker's own, for the KV cache")
+    tensor_parallel_size: int = 1
+    enable_prefix_caching: bool = True
+    kv_cache_dtype: str = "auto"
+    enforce_eager: bool = False
+    max_num_seqs: int | None = None
+    extra: dict[str, Any] = Field(default_factory=dict, description="any other vllm.LLM keyword argument")
+
+
+class TransformersOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
+    device: str = "auto"  # "cpu", "cuda", "cuda:1", or "auto"
+    batch_size: int = 8
+    threads: int | None = None  # CPU threads for torch; None keeps torch's default
+
+
+class OpenAIOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    base_url: str = Field(description="e.g. http://127.0.0.1:8000/v1")
+    api_key_env: str | None = Field(None, description="name of the environment variable holding the API key")
+    concurrency: int = Field(8, ge=1)
+    timeout_s: float = Field(300, gt=0, description="per request, reading included")
+    connect_timeout_s: float = Field(10, gt=0)
+    max_retries: int = Field(4, ge=0)
+    backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles each retry, with jitter")
+    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="merged into every request body")
+
+
+class ResponderOptions(BaseModel):
+    """The test double's one setting: a pause per engine call, so tests can overlap two runs."""
+
+    model_config = ConfigDict(extra="forbid")
+    delay_s: float = Field(0.0, ge=0, description="seconds to sleep in each generate call")
+
+
+ENGINE_OPTIONS: dict[str, type[BaseModel]] = {
+    "vllm": VllmOptions, "transformers": TransformersOptions, "openai": OpenAIOptions, "responder": ResponderOptions,
+}
+
+
+def check_engine_options(backend: str, engine: dict[str, Any]) -> None:
+    """Raise ValueError naming each bad `[engine]` key (with the nearest valid name for a typo)."""
+    options = ENGINE_OPTIONS[backend]
+    try:
+        options.model_validate(engine)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            key = ".".join(str(part) for part in error["loc"])
+            hint = ""
+            if error["type"] == "extra_forbidden":
+                close = difflib.get_close_matches(str(error["loc"][0]), list(options.model_fields), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(options.model_fields)})"
+            problems.append(f"[engine] {key}: {error['msg']}{hint}")
+        raise ValueError(f"invalid {backend} engine settings: " + "; ".join(problems)) from None

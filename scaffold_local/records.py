@@ -1,0 +1,162 @@
+"""The records every layer shares: chat messages, one record per judge request (with the class of
+its failure), and the versioned run spec.
+
+It depends on pydantic alone, so the store, the request planner, the prompts and the backends all
+import it instead of importing each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+# ---------------------------------------------------------------- failures
+
+FailureCategory = Literal[
+    "context_overflow",  # prompt + budget longer than the judge's context: fails again until the config changes
+    "invalid_request",  # the server or engine refused the request itself (HTTP 400, a grammar it cannot compile)
+    "rate_limit",  # HTTP 429 after every retry
+    "server_error",  # HTTP 5xx or an unreachable server, after every retry
+    "timeout",  # no answer within the time limit, after every retry
+    "engine_crash",  # the engine raised or aborted the request
+    "truncated",  # the output hit max_tokens, also after one retry with a larger budget
+    "validation",  # complete output that is not valid for its schema or breaks an id rule
+]
+FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
+# Worth sending again on the next run; the others would fail the same way until the request (and
+# so its cache key: judge config, messages, schema, sampling) changes.
+RETRYABLE_FAILURES = frozenset({"rate_limit", "server_error", "timeout", "engine_crash"})
+
+
+class Record(BaseModel):
+    """Everything about one request and its output: the unit of caching, resume and audit."""
+
+    request_id: str
+    cache_key: str
+    task: str
+    prompt: str  # template ref, e.g. "align_facts.v2"
+    schema_sha256: str | None
+    doc_id: str
+    system: str | None = None
+    text: str | None
+    finish_reason: str
+    usage: dict[str, Any] | None = None
+    latency_s: float | None = None
+    error: str | None = None  # what the engine or server said
+    parsed: dict[str, Any] | None = None
+    validation_error: str | None = None  # output that failed validation: kept, never counted
+    failure: FailureCategory | None = None
+    max_tokens: int | None = None  # the budget of the attempt recorded
+    attempts: int = 1  # 2 when a truncated output was retried with a larger budget
+
+    @property
+    def retryable(self) -> bool:
+        """Send again on the next run? Records from before failure classes: engine errors were."""
+        if self.failure is None:
+            return self.finish_reason == "error"
+        return self.failure in RETRYABLE_FAILURES
+
+
+def usage_stats(records: Sequence[Record]) -> dict[str, Any]:
+    """Tokens, prefix-cache hits, finish reasons and failures by class over a set of records."""
+    prompt = sum((r.usage or {}).get("prompt_tokens", 0) for r in records)
+    cached_values = [(r.usage or {}).get("cached_prompt_tokens") for r in records]
+    cached = sum(v for v in cached_values if v is not None) if any(v is not None for v in cached_values) else None
+    return {
+        "requests": len(records),
+        "prompt_tokens": prompt,
+        "completion_tokens": sum((r.usage or {}).get("completion_tokens", 0) for r in records),
+        "cached_prompt_tokens": cached,
+        "prefix_cache_hit_rate": round(cached / prompt, 4) if cached is not None and prompt else None,
+        "finish_reasons": dict(Counter(r.finish_reason for r in records)),
+        "validation_failures": sum(r.validation_error is not None for r in records),
+        "failures": dict(Counter(r.failure for r in records if r.failure)),
+        "truncation_retries": sum(r.attempts > 1 for r in records),
+    }
+
+
+# ---------------------------------------------------------------- the run spec
+
+RUN_FORMAT_VERSION = 2
+RUN_IDENTITY = ("input", "judge_fingerprint", "prompts", "schemas", "scaffold_source")
+RunStatus = Literal["running", "complete", "interrupted", "unknown"]
+
+
+class ScaffoldSource(BaseModel):
+    """Where a run's scaffolds come from: extracted by the run's own judge, taken from another
+    judge's stored scaffolds or from a finished run, or given by the user in a file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["extracted", "judge", "run", "file"] = "extracted"
+    reference: str | None = None  # judge config name, run folder or scaffold file, as given
+    fingerprint: str | None = None  # the other judge's fingerprint, or the file's SHA-256
+    default_label: str | None = None  # file: the label of items given without one
+
+    def describe(self) -> str:
+        return {"extracted": "extracted by this run's judge", "judge": f"stored scaffolds of judge {self.reference}",
+                "run": f"the scaffolds of run {self.reference}", "file": f"user scaffolds from {self.reference}"}[self.kind]
+
+
+class RunSpec(BaseModel):
+    """What a run is, written to spec.json. Later versions add fields; unknown ones are kept, and a
+    file without `format_version` is format 1 (written before this model existed)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format_version: int = 1
+    status: RunStatus = "unknown"
+    run_id: str | None = None
+    input: dict[str, Any]
+    judge: dict[str, Any]
+    judge_fingerprint: str
+    method: dict[str, Any] | None = None
+    prompts: dict[str, Any]
+    schemas: dict[str, Any]
+    scaffold_source: ScaffoldSource = ScaffoldSource()
+    scaffold_keys: dict[str, str] = Field(default_factory=dict)  # doc_id -> scaffold key
+    engines: list[dict[str, Any]] = Field(default_factory=list)
+    created_at: str | None = None
+    updated_at: str | None = None
+    command: list[str] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict)
+    versions: dict[str, str | None] = Field(default_factory=dict)
+    platform: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _format_1(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "run_id" not in data and "default_run_id" in data:
+            data = {**data, "run_id": data["default_run_id"]}
+        return data
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two specs the same run (resume) or different runs (refused). The default
+        scaffold source is left out, so runs from before sources existed keep their ids."""
+        identity = {key: _plain(getattr(self, key)) for key in RUN_IDENTITY}
+        if self.scaffold_source == ScaffoldSource():
+            del identity["scaffold_source"]
+        return identity
+
+    def identity_hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()
+
+    @property
+    def method_version(self) -> int:
+        """The method version that made the run; runs from before it was recorded were version 1."""
+        return int((self.method or {}).get("number") or self.schemas.get("version", 1))
+
+
+def _plain(value: Any) -> Any:
+    return value.model_dump() if isinstance(value, BaseModel) else value

@@ -1,0 +1,220 @@
+"""The judge's requests: plan each one (prompt + per-request schema + token budget) and read its
+output back into a record, parsed or failed with a failure class. Knows prompts, schemas and the
+views; never an engine."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from .backends.base import Request, Result, Sampling
+from .config import ModelConfig
+from .data import Candidate, Document
+from .method import NO_ERROR, MethodVersion, method_version
+from .metrics import Judgments
+from .prompts import PromptTemplate, load_prompts
+from .records import Record
+from .schemas import (
+    ASSEMBLY_VERSION,
+    OutputError,
+    Scaffold,
+    direct_score_model,
+    faithfulness_model,
+    json_schema,
+    parse_output,
+)
+from .text import split_sentences
+from .views import VIEW_SPECS, ViewVerdicts
+
+# Judgment kind (a scaffold view, faithfulness, the direct score) of each judgment task.
+KIND_OF_TASK: dict[str, str] = {
+    **{spec.align_task: name for name, spec in VIEW_SPECS.items()},
+    "check_faithfulness": "faithfulness",
+    "direct_score": "direct_score",
+}
+JUDGMENT_KINDS = tuple(KIND_OF_TASK.values())
+
+
+def _schema_hash(schema: dict[str, Any] | None) -> str | None:
+    return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest() if schema else None
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    request: Request
+    cache_key: str
+    task: str
+    doc_id: str
+    system: str | None
+    model: type[BaseModel]
+
+    def with_budget(self, max_tokens: int) -> PlannedRequest:
+        """The same request with another token budget, recorded under the planned cache key (a
+        truncated output's one retry)."""
+        sampling = self.request.sampling.model_copy(update={"max_tokens": max_tokens})
+        return dataclasses.replace(self, request=self.request.model_copy(update={"sampling": sampling}))
+
+
+class Judge:
+    """Binds a model config, a method version and its prompt set; turns documents and summaries into
+    requests and outputs into records, scaffolds and judgments."""
+
+    def __init__(self, config: ModelConfig, method: MethodVersion | None = None,
+                 prompts: Mapping[str, PromptTemplate] | None = None):
+        self.config = config
+        self.method = method or method_version()
+        self.prompts = prompts or load_prompts(version=self.method.number)
+        self.fingerprint = config.fingerprint()
+
+    def sentences(self, summary: str) -> list[str]:
+        """The summary's numbered sentences under this method version's splitter."""
+        return split_sentences(summary, self.method.splitter)
+
+    def _plan(self, request_id: str, task: str, model: type[BaseModel], max_tokens: int,
+              doc_id: str, system: str | None, variables: dict[str, Any]) -> PlannedRequest:
+        """One request. The template variables double as the request's context (what the prompt was
+        rendered from), which test doubles answer from and traces keep."""
+        c = self.config
+        request = Request(
+            id=request_id,
+            messages=self.prompts[task].render(**variables),
+            json_schema=json_schema(model),
+            sampling=Sampling(max_tokens=max_tokens, temperature=c.temperature, top_p=c.top_p, seed=c.seed),
+            context={"task": task, **variables},
+        )
+        return PlannedRequest(request, request.cache_key(self.fingerprint), task, doc_id, system, model)
+
+    def record(self, planned: PlannedRequest, result: Result, attempts: int = 1) -> Record:
+        """One output as a record: parsed, or failed with its class (an engine's own, "truncated"
+        when cut off at max_tokens, "validation" when complete but invalid)."""
+        record = Record(
+            request_id=planned.request.id, cache_key=planned.cache_key, task=planned.task,
+            prompt=self.prompts[planned.task].ref, schema_sha256=_schema_hash(planned.request.json_schema),
+            doc_id=planned.doc_id, system=planned.system, text=result.text, finish_reason=result.finish_reason,
+            usage=result.usage.model_dump() if result.usage else None, latency_s=result.latency_s, error=result.error,
+            max_tokens=planned.request.sampling.max_tokens, attempts=attempts,
+        )
+        if result.finish_reason == "error":
+            record.failure = result.failure or "engine_crash"
+            return record
+        try:
+            parsed = parse_output(planned.model, result.text).model_dump()
+            _check_ids(parsed)
+            record.parsed = parsed
+        except OutputError as exc:
+            truncated = result.finish_reason == "length"
+            record.validation_error = f"{exc}" + (" (output cut off at max_tokens)" if truncated else "")
+            record.failure = "truncated" if truncated else "validation"
+        return record
+
+    # ------------------------------------------------------------ stage 1: extraction
+
+    def extraction_requests(self, document: Document) -> list[PlannedRequest]:
+        limits = self.config.limits
+        planned = []
+        for name, spec in VIEW_SPECS.items():
+            fewest, most = spec.item_counts(limits)
+            variables = {"document": document.text, "min_items": fewest, "max_items": most,
+                         "max_attributes": limits.max_attributes_per_entity, "entity_kinds": self.method.entity_kinds}
+            planned.append(self._plan(f"{document.doc_id}/extract/{name}", spec.extract_task,
+                                      spec.extraction_model(limits, self.method), self.config.budget.extraction,
+                                      document.doc_id, None, variables))
+        return planned
+
+    def scaffold_key(self, document: Document) -> str:
+        """Content address: the extraction requests (document, prompts, schemas, sampling, judge)."""
+        keys = [p.cache_key for p in self.extraction_requests(document)]
+        return hashlib.sha256(json.dumps([str(self.method.number), *keys]).encode()).hexdigest()
+
+    def build_scaffold(self, document: Document, records: Mapping[str, Record]) -> Scaffold:
+        """Assemble a scaffold from the extraction records (keyed by view), assigning ids. A view
+        whose output failed is None, with the reason in `failures`."""
+        views: dict[str, Any] = {}
+        failures: dict[str, str] = {}
+        notes = []
+        for name, spec in VIEW_SPECS.items():
+            record = records[name]
+            if record.parsed is None:
+                views[name] = None
+                failures[name] = record.validation_error or record.error or "no output"
+                continue
+            views[name], view_notes = spec.assemble(record.parsed)
+            notes.extend(view_notes)
+        return Scaffold(
+            key=self.scaffold_key(document), doc_id=document.doc_id, document_sha256=document.sha256,
+            facts=views["facts"], questions=views["questions"], entities=views["entities"],
+            failures=failures, notes=tuple(notes), assembly=ASSEMBLY_VERSION,
+        )
+
+    # ------------------------------------------------------------ stage 2: judgment
+
+    def judgment_requests(self, scaffold: Scaffold, document: Document, candidate: Candidate) -> list[PlannedRequest]:
+        """The requests for one summary. A summary with no sentences needs none (see `judgments`);
+        views that failed extraction or have nothing to judge are not asked about."""
+        sentences = self.sentences(candidate.summary)
+        n = len(sentences)
+        if n == 0:
+            return []
+        limits, budget, method = self.config.limits, self.config.budget, self.method
+        shared = {"sentences": sentences, "document": document.text, "summary": candidate.summary}
+
+        def plan(kind: str, task: str, model: type[BaseModel], max_tokens: int, **variables: Any) -> PlannedRequest:
+            return self._plan(f"{candidate.doc_id}/{candidate.system}/{kind}", task, model, max_tokens,
+                              candidate.doc_id, candidate.system, {**shared, **variables})
+
+        planned = []
+        for name, spec in VIEW_SPECS.items():
+            items = spec.prompt_items(scaffold)
+            if items:
+                planned.append(plan(name, spec.align_task, spec.alignment_model(scaffold, n, limits, method),
+                                    budget.for_items(len(items)), **{name: items}))
+        planned.append(plan("faithfulness", "check_faithfulness", faithfulness_model(n, limits, method),
+                            budget.for_items(n)))
+        planned.append(plan("direct_score", "direct_score", direct_score_model(limits, method), budget.direct_score))
+        return planned
+
+    @staticmethod
+    def judgments(scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record]) -> Judgments:
+        """Normalize one summary's records (keyed by judgment kind) into metric inputs."""
+        if n_sentences == 0:
+            # Nothing to judge: every item is missed, F and Fact Focus are undefined (METHOD.md).
+            return Judgments(views={name: ViewVerdicts(kept={i.id: False for i in spec.judged(scaffold)})
+                                    for name, spec in VIEW_SPECS.items() if spec.items(scaffold) is not None})
+        out = Judgments()
+        for kind in JUDGMENT_KINDS:
+            record = records.get(kind)
+            spec = VIEW_SPECS.get(kind)
+            if record is None and spec is not None and spec.items(scaffold) is not None and not spec.prompt_items(scaffold):
+                parsed: Mapping[str, Any] = {}  # a view with nothing to judge is never asked about
+            elif record is None:
+                out.failures[kind] = "not judged"
+                continue
+            elif record.parsed is None:
+                out.failures[kind] = record.validation_error or record.error or "no output"
+                continue
+            else:
+                parsed = record.parsed
+            if spec is not None:
+                out.views[kind] = spec.read(parsed)
+            elif kind == "faithfulness":
+                out.sentence_faithful = [parsed[f"S{i}"]["category"] == NO_ERROR for i in range(1, n_sentences + 1)]
+            else:
+                out.direct_score = {k: v for k, v in parsed.items() if k != "rationale"}
+        return out
+
+
+def _check_ids(parsed: Mapping[str, Any]) -> None:
+    """Rules the grammar cannot state: no id cited twice within one verdict."""
+    for item_id, verdict in parsed.items():
+        if not isinstance(verdict, dict):
+            continue
+        for key in ("sentence_ids", "preserved_attribute_ids"):
+            values = verdict.get(key, [])
+            if len(values) != len(set(values)):
+                raise OutputError(f"{item_id}.{key}: duplicate ids {values}")

@@ -1,0 +1,107 @@
+"""One folder per run, beside the shared judgment cache:
+
+    <store>/runs/<run id>/spec.json           what the run is (RunSpec: format version, status, input,
+                                              judge, method, prompts, schemas, scaffold source, engines)
+    <store>/runs/<run id>/requests.jsonl      every judgment request it used: cache key, request id, task
+    <store>/runs/<run id>/records.jsonl       an export of those requests' records, for people who read files
+    <store>/runs/<run id>/candidates.jsonl    each summary as judged: numbered sentences, scaffold key
+    <store>/runs/<run id>/summaries.*         per-summary metrics (jsonl, csv, parquet)
+    <store>/runs/<run id>/systems.*           per-system means (json, csv)
+    <store>/runs/<run id>/usage.json          tokens, prefix-cache hits, finish reasons, failures by class
+    <store>/runs/<run id>/input_issues.jsonl  bad input records, by record number and field
+
+The records themselves live in the store's judgment cache, shared by all runs; running the same
+command again continues the run (only what the cache lacks, or holds as a retryable failure, is
+sent). Every file here is written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..metrics import SummaryScores, SystemScores
+from ..records import RUN_FORMAT_VERSION, Record, RunSpec, RunStatus
+from .cache import JudgmentCache
+from .scaffolds import atomic_write
+from .tables import write_tables
+
+
+class SpecMismatch(RuntimeError):
+    pass
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class RunFolder:
+    def __init__(self, store_root: Path, run_id: str):
+        self.run_id = run_id
+        self.dir = store_root / "runs" / run_id
+        self.spec_path = self.dir / "spec.json"
+
+    def read_spec(self) -> RunSpec:
+        return RunSpec.model_validate_json(self.spec_path.read_text(encoding="utf-8"))
+
+    def write_spec(self, spec: RunSpec) -> None:
+        atomic_write(self.spec_path, spec.model_dump_json(indent=2))
+
+    def open(self, spec: RunSpec, cache: JudgmentCache) -> tuple[RunSpec, bool]:
+        """Create the run, or continue it if this folder holds the same run (else SpecMismatch).
+        Returns the spec to keep updating and whether the run is resumed. A run written before the
+        shared cache (format 1) hands its finished records to the cache, so nothing is sent again."""
+        if not self.spec_path.is_file():
+            spec = spec.model_copy(update={"status": "running", "format_version": RUN_FORMAT_VERSION})
+            self.write_spec(spec)
+            return spec, False
+        old = self.read_spec()
+        new_identity, old_identity = spec.identity(), old.identity()
+        differs = [key for key in set(new_identity) | set(old_identity) if new_identity.get(key) != old_identity.get(key)]
+        if differs:
+            raise SpecMismatch(f"run folder {self.dir} holds a different run (differs in: {', '.join(sorted(differs))}); "
+                               "choose another --run-name or remove that folder")
+        if old.format_version < 2:
+            cache.put([r for r in self.exported_records() if not r.retryable])
+        kept = {"created_at": old.created_at or spec.created_at, "engines": old.engines}
+        spec = spec.model_copy(update={**kept, "status": "running", "format_version": RUN_FORMAT_VERSION})
+        self.write_spec(spec)
+        return spec, True
+
+    def set_status(self, spec: RunSpec, status: RunStatus) -> RunSpec:
+        spec = spec.model_copy(update={"status": status, "updated_at": now()})
+        self.write_spec(spec)
+        return spec
+
+    def exported_records(self) -> list[Record]:
+        """records.jsonl as written (the newest line per cache key wins; a torn line is skipped)."""
+        path = self.dir / "records.jsonl"
+        records: dict[str, Record] = {}
+        for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
+            try:
+                record = Record.model_validate_json(line)
+            except ValueError:
+                continue
+            records[record.cache_key] = record
+        return list(records.values())
+
+    def write_json(self, name: str, value: Any) -> Path:
+        path = self.dir / name
+        atomic_write(path, json.dumps(value, indent=2, ensure_ascii=False))
+        return path
+
+    def write_jsonl(self, name: str, rows: Iterable[BaseModel | dict[str, Any]]) -> Path:
+        lines = [(r.model_dump_json() if isinstance(r, BaseModel) else json.dumps(r, ensure_ascii=False)) for r in rows]
+        path = self.dir / name
+        atomic_write(path, "".join(line + "\n" for line in lines))
+        return path
+
+    def write_scores(self, summaries: Sequence[SummaryScores], systems: Sequence[SystemScores]) -> None:
+        self.write_jsonl("summaries.jsonl", summaries)
+        self.write_json("systems.json", [s.model_dump() for s in systems])
+        write_tables(self.dir, summaries, systems)

@@ -1,0 +1,45 @@
+"""A run's scores as files for machines: per-summary metrics (CSV, Parquet) and per-system means (CSV)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..metrics import METRICS, SummaryScores, SystemScores
+
+
+def write_tables(run_dir: Path, summaries: Sequence[SummaryScores], systems: Sequence[SystemScores]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [
+        {"doc_id": s.doc_id, "system": s.system, "n_sentences": s.n_sentences, **s.values,
+         "undefined": json.dumps(s.undefined, ensure_ascii=False)}
+        for s in summaries
+    ]
+    columns = ["doc_id", "system", "n_sentences", *METRICS, "undefined"]
+    schema = pa.schema([("doc_id", pa.string()), ("system", pa.string()), ("n_sentences", pa.int64()),
+                        *[(k, pa.float64()) for k in METRICS], ("undefined", pa.string())])
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), run_dir / "summaries.parquet")
+    _write_csv(run_dir / "summaries.csv", columns, rows)
+
+    system_rows = []
+    for s in systems:
+        row: dict[str, Any] = {"system": s.system, "n_summaries": s.n_summaries}
+        for key, m in s.metrics.items():
+            row[key] = m.mean
+            row[f"{key}_n"] = m.n
+            row[f"{key}_excluded"] = m.excluded
+        system_rows.append(row)
+    system_columns = ["system", "n_summaries", *[c for k in METRICS for c in (k, f"{k}_n", f"{k}_excluded")]]
+    _write_csv(run_dir / "systems.csv", system_columns, system_rows)
+
+
+def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
