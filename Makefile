@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q
 
-.PHONY: setup setup-vllm demo lint test
+.PHONY: setup setup-vllm setup-browser demo lint test
 setup: $(VENV)/.installed
 setup-vllm: $(VENV)/.installed-vllm
 
@@ -24,6 +24,12 @@ $(VENV)/.installed-vllm: $(VENV)/.installed
 	$(PY) -m pip uninstall -y -q torchvision torchaudio torchcodec
 	touch $@
 
+# Headless Chromium from Debian, for the test that opens the HTML report (playwright drives it;
+# it never downloads a browser of its own).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+setup-browser:
+	command -v chromium >/dev/null || ($(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+
 demo: setup
 	$(VENV)/bin/scaffold-local score examples/news.jsonl
 
@@ -31,5 +37,5 @@ lint: setup
 	$(VENV)/bin/ruff check scaffold_local tests benchmarks
 	$(VENV)/bin/mypy scaffold_local
 
-test: setup-vllm lint
+test: setup-vllm setup-browser lint
 	$(VENV)/bin/python -m pytest

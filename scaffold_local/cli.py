@@ -175,7 +175,8 @@ def score(
     for issue in ex.issues:
         colour = "red" if issue.severity == "error" else "yellow"
         err.print(f"[{colour}]scaffold file: {escape(str(issue))}[/]", highlight=False)
-    for stage, u in outcome.usage.items():
+    for stage in ("extraction", "judgments"):
+        u = outcome.usage[stage]
         hits = f" ({u['prefix_cache_hit_rate']:.0%} from the prefix cache)" if u["prefix_cache_hit_rate"] is not None else ""
         reasons = ", ".join(f"{k} {v}" for k, v in u["finish_reasons"].items())
         err.print(f"{stage}: {u['prompt_tokens']:,} prompt tokens{hits}, {u['completion_tokens']:,} output tokens; "
@@ -273,6 +274,70 @@ def show(
         console.print(evidence(run, summary, ds_scale))
     except KeyError as exc:
         _fail(exc.args[0], 2)
+
+
+@app.command()
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="one or more run folders; several: a judge comparison")],
+    out: Annotated[Path | None, typer.Option(
+        help="folder for report.html and the tables [default: next to the run]")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the bootstrap resamples")] = 0,
+) -> None:
+    """Write the analysis of runs: an offline HTML page with plots, and every table as JSON, CSV and Parquet."""
+    from . import runs
+    from .analysis.run_analysis import analyze_runs
+    from .report.html import write_report
+
+    try:
+        opened = [runs.open(path) for path in run_dirs]
+        for run in opened:
+            _ = run.systems  # a run that has not finished scoring says so here
+    except runs.RunNotReadable as exc:
+        _fail(exc, 2)
+    target = out or (run_dirs[0] / "report" if len(run_dirs) == 1 else run_dirs[0].parent / "report")
+    page = write_report(analyze_runs(opened, seed), target)
+    console.print(f"report: {page}  (tables: {target}/*.csv, *.parquet, analysis.json)", highlight=False)
+
+
+@app.command()
+def compare(
+    input_path: InputArg,
+    model: Annotated[list[str], typer.Option("--model", "-m", help="a judge config; give two or more, or one with --seeds")],
+    store: StoreOpt = DEFAULT_STORE,
+    shared_scaffold: Annotated[bool, typer.Option(
+        "--shared-scaffold/--own-scaffolds",
+        help="align every judge against the first judge's scaffolds (isolates judging), "
+             "or let each extract its own")] = True,
+    seeds: Annotated[int, typer.Option(min=0, help="rerun one judge with this many seeds (self-consistency)")] = 0,
+    temperature: Annotated[float | None, typer.Option(help="sampling temperature of the --seeds reruns")] = None,
+    method_version: MethodOpt = None,
+    out: Annotated[Path | None, typer.Option(help="folder for the report [default: <store>/comparisons/<name>]")] = None,
+    document_field: DocumentField = "document",
+    summary_field: SummaryField = "summary",
+    system_field: SystemField = "system",
+    reference_field: ReferenceField = "reference",
+    doc_id_field: DocIdField = "doc_id",
+) -> None:
+    """Score one input with several judges (or one judge with several seeds) and report how they agree."""
+    from . import runs
+    from .analysis.run_analysis import analyze_runs
+    from .comparison import judge_variants, run_judges
+    from .report.html import write_report
+
+    loaded = _load(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, None)
+    try:
+        configs = judge_variants(model, seeds, temperature)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(exc, 2)
+    err.print(f"judges: {', '.join(c.name for c in configs)}; "
+              f"{'one shared scaffold' if shared_scaffold else 'each judge its own scaffolds'}", highlight=False)
+    with _engine_errors():
+        run_dirs = run_judges(configs, loaded, store, shared_scaffold, method_version, _rich_progress)
+    target = out or store / "comparisons" / "-vs-".join(dict.fromkeys(c.name for c in configs))[:120]
+    page = write_report(analyze_runs([runs.open(d) for d in run_dirs]), target)
+    for run_dir in run_dirs:
+        console.print(f"run: {run_dir}", highlight=False)
+    console.print(f"report: {page}", highlight=False)
 
 
 @app.command()

@@ -189,7 +189,9 @@ class Pipeline:
         summaries = [self._scores(c, scaffolds, plans[c.key], records, loaded) for c in candidates if c.key in plans]
         systems = system_means(summaries)
         used = [records[p.cache_key] for p in planned if p.cache_key in records]
-        usage = {"extraction": usage_stats(scaffolds.records), "judgments": usage_stats(used)}
+        usage: dict[str, Any] = {"extraction": usage_stats(scaffolds.records), "judgments": usage_stats(used),
+                                 # engine time of this run folder's invocations (a resumed run adds to it)
+                                 "engine_seconds": round(self.dispatch.engine_seconds + run.previous_engine_seconds(), 3)}
         run.write_json("usage.json", usage)
         run.write_scores(summaries, systems)
         run.write_jsonl("candidates.jsonl", self._candidate_rows(candidates, scaffolds, failed))

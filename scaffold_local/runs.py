@@ -58,6 +58,12 @@ class Run:
         return self._lines("candidates.jsonl")
 
     @cached_property
+    def usage(self) -> dict[str, Any]:
+        """Tokens, finish reasons, failures by class and engine seconds (usage.json), or {}."""
+        path = self.dir / "usage.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+    @cached_property
     def records(self) -> dict[str, Record]:
         """The run's records by cache key: its records.jsonl export, or (for a run interrupted
         before the export) those of its requests found in the store's judgment cache."""

@@ -16,6 +16,10 @@ simple lexical rules, so a test can work out every metric by hand:
 - direct score: faithfulness = hallucination = round(10 x faithful share), completeness =
   round(10 x main facts covered share), understandability = 8; each at least 1.
 
+Sampling noise: at a temperature above 0, a fact or question verdict flips when the SHA-256 of
+"<seed>:<doc>/<system>:<item id>" starts with a byte below 64 (about one in four), so reruns with
+different seeds disagree the way a sampled judge does, reproducibly.
+
 Test hooks: a summary containing "[[responder:invalid]]" gets malformed JSON, one containing
 "[[responder:error]]" gets an engine error. Output longer than max_tokens (4 characters a token)
 is cut off with finish_reason "length". Every complete answer is checked against the schema.
@@ -23,6 +27,7 @@ is cut off with finish_reason "length". Every complete answer is checked against
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -89,6 +94,8 @@ class ResponderBackend:
             text = '{"broken": '
         else:
             answer = _ANSWERS[request.context["task"]](request.context, request.json_schema or {})
+            if request.sampling.temperature > 0:
+                answer = _sampling_noise(answer, request)
             if request.json_schema:
                 jsonschema.validate(answer, request.json_schema)  # a responder bug, not a model error
             text = json.dumps(answer, separators=(",", ":"))
@@ -97,6 +104,20 @@ class ResponderBackend:
         text = text[:limit]
         usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=math.ceil(len(text) / CHARS_PER_TOKEN))
         return Result(id=request.id, text=text, finish_reason=finish, usage=usage)
+
+
+def _sampling_noise(answer: dict[str, Any], request: Request) -> dict[str, Any]:
+    verdict = {"align_facts": "inferred", "align_questions": "answered"}.get(request.context["task"])
+    if verdict is None:
+        return answer
+    owner = request.id.rsplit("/", 1)[0]  # "<doc>/<system>"
+    noisy = {}
+    for item_id, v in answer.items():
+        if hashlib.sha256(f"{request.sampling.seed}:{owner}:{item_id}".encode()).digest()[0] < 64:
+            kept = not v[verdict]
+            v = {**v, "sentence_ids": [1] if kept else [], verdict: kept}  # evidence agrees with the verdict
+        noisy[item_id] = v
+    return noisy
 
 
 # ---------------------------------------------------------------- answers per task

@@ -78,6 +78,10 @@ class RunFolder:
         self.write_spec(spec)
         return spec
 
+    def previous_engine_seconds(self) -> float:
+        path = self.dir / "usage.json"
+        return float(json.loads(path.read_text(encoding="utf-8")).get("engine_seconds", 0.0)) if path.is_file() else 0.0
+
     def exported_records(self) -> list[Record]:
         """records.jsonl as written (the newest line per cache key wins; a torn line is skipped)."""
         path = self.dir / "records.jsonl"

@@ -10,11 +10,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from .metrics import METRICS, SystemScores
-from .records import Record
-from .runs import Run
-from .schemas import Scaffold
-from .views import VIEW_SPECS, ViewSpec
+from ..metrics import METRICS, SystemScores
+from ..records import Record
+from ..runs import Run
+from ..schemas import Scaffold
+from ..views import VIEW_SPECS, ViewSpec
 
 
 def _is_direct_score(key: str) -> bool:

@@ -1,0 +1,89 @@
+"""Every analysis of one run, and of several runs of different judges (or reruns of one judge) over
+the same input, as plain dataclasses the report renders and writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..metrics import METRICS
+from ..runs import Run
+from .items import ItemDrillDown, drill_down, item_verdicts
+from .judges import JudgeComparison, SelfConsistency, cost, item_agreement, ranking_agreement, self_consistency
+from .length import LengthEffect, length_effect
+from .metric_agreement import MetricAgreement, metric_agreement
+from .paired import MetricComparison, compare
+from .resolving import ResolvingPower, resolving_power
+from .scores import ScoreTable
+
+
+@dataclass
+class RunAnalysis:
+    run: Run
+    table: ScoreTable
+    comparisons: dict[str, MetricComparison]
+    resolving: list[ResolvingPower]
+    agreement: MetricAgreement
+    drill: ItemDrillDown
+    length: LengthEffect
+
+    @property
+    def name(self) -> str:
+        return self.run.dir.name
+
+
+def analyze(run: Run, seed: int = 0) -> RunAnalysis:
+    table = ScoreTable.from_run(run)
+    comparisons = {metric: compare(table, metric, seed) for metric in METRICS}
+    scored = {m: c for m, c in comparisons.items() if c.means}
+    return RunAnalysis(
+        run=run, table=table, comparisons=comparisons,
+        resolving=[resolving_power(table, c) for c in scored.values()],
+        agreement=metric_agreement(table, scored),
+        drill=drill_down(item_verdicts(run), table.systems),
+        length=length_effect(table, list(scored)),
+    )
+
+
+@dataclass
+class MultiRunAnalysis:
+    runs: list[RunAnalysis]
+    judges: JudgeComparison | None = None  # different judges over one input
+    consistency: SelfConsistency | None = None  # one judge rerun with different seeds
+    notes: list[str] = field(default_factory=list)
+
+
+def _judge_name(run: Run) -> str:
+    return str(run.spec.judge.get("name", run.dir.name))
+
+
+def _reruns_of_one_judge(runs: list[Run]) -> bool:
+    """Same judge config but for its seed (and name): a self-consistency experiment."""
+    def core(run: Run) -> dict:
+        return {k: v for k, v in run.spec.judge.items() if k not in ("seed", "name", "description")}
+    one_config = len({str(sorted(core(r).items())) for r in runs}) == 1
+    return one_config and len({r.spec.judge.get("seed") for r in runs}) == len(runs)
+
+
+def analyze_runs(runs: list[Run], seed: int = 0) -> MultiRunAnalysis:
+    analyses = [analyze(run, seed) for run in runs]
+    out = MultiRunAnalysis(analyses)
+    if len(runs) < 2:
+        return out
+    inputs = {r.spec.input.get("fingerprint") for r in runs}
+    if len(inputs) > 1:
+        out.notes.append("the runs score different inputs: judge comparison needs runs over the same input")
+        return out
+    comparisons = [a.comparisons for a in analyses]
+    if _reruns_of_one_judge(runs):
+        out.consistency = self_consistency(runs, comparisons)
+        return out
+    names = [f"{_judge_name(r)} ({r.dir.name})" if [_judge_name(x) for x in runs].count(_judge_name(r)) > 1
+             else _judge_name(r) for r in runs]
+    shared = len({tuple(sorted(r.spec.scaffold_keys.items())) for r in runs}) == 1 and bool(runs[0].spec.scaffold_keys)
+    agreement, disagreements = item_agreement(names, runs) if shared else ([], [])
+    if not shared:
+        out.notes.append("each judge used its own scaffolds, so item-level agreement is not defined; "
+                         "rerun with a shared scaffold (compare --shared-scaffold) to isolate judging")
+    out.judges = JudgeComparison(names, shared, agreement, ranking_agreement(comparisons),
+                                 [cost(n, r) for n, r in zip(names, runs)], disagreements)
+    return out

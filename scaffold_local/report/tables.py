@@ -1,0 +1,102 @@
+"""The analyses as flat tables (lists of rows), written as JSON, CSV and Parquet beside the HTML
+page, so every number in the report can be read by a program."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from ..analysis.run_analysis import MultiRunAnalysis, RunAnalysis
+from ..metrics import METRICS
+
+Rows = list[dict[str, Any]]
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return round(value, 6) if isinstance(value, float) else value
+
+
+def run_tables(analysis: RunAnalysis) -> dict[str, Rows]:
+    run = analysis.name
+    means, pairs, stability = [], [], []
+    for metric, c in analysis.comparisons.items():
+        for m in c.means:
+            means.append({"run": run, "metric": metric, "system": m.system, "mean": m.mean, "low95": m.low,
+                          "high95": m.high, "documents": len(c.documents), "documents_left_out": len(c.left_out),
+                          "left_out": "; ".join(f"{d}: {why}" for d, why in c.left_out.items())})
+        for p in c.pairs:
+            pairs.append({"run": run, "metric": metric, "a": p.a, "b": p.b, "difference": p.difference,
+                          "low95": p.low, "high95": p.high, "p_a_better": p.p_a_better, "separated": p.separated})
+        for system, share in c.rank_stability.items():
+            stability.append({"run": run, "metric": metric, "system": system, "keeps_rank": share})
+    agreement = analysis.agreement
+    correlations = [{"run": run, "metric_a": a, "metric_b": b, "spearman": agreement.spearman[i][j],
+                     "pearson": agreement.pearson[i][j]}
+                    for i, a in enumerate(agreement.metrics) for j, b in enumerate(agreement.metrics)]
+    return {
+        "system_means": means,
+        "pair_differences": pairs,
+        "rank_stability": stability,
+        "resolving_power": [{"run": run, **vars(r)} for r in analysis.resolving],
+        "metric_correlations": correlations,
+        "leaders": [{"run": run, "metric": m, "leader": s, "split_leadership": agreement.split_leadership}
+                    for m, s in agreement.leaders.items()],
+        "missed_items": [{"run": run, "system": system, "doc_id": m.item.doc_id, "view": m.item.view,
+                          "item_id": m.item.item_id, "label": m.item.label, "item": m.item.text,
+                          "kept_by_other_systems": m.kept_by_others, "other_systems": m.others}
+                         for system, misses in analysis.drill.missed_by_system.items() for m in misses],
+        "missed_by_all": [{"run": run, "doc_id": i.doc_id, "view": i.view, "item_id": i.item_id, "label": i.label,
+                           "item": i.text, "systems": len(i.kept)} for i in analysis.drill.missed_by_all],
+        "length_correlation": [{"run": run, "metric": metric, "spearman_with_words": rho}
+                               for metric, rho in analysis.length.spearman_with_length.items()],
+        "length_by_system": [{"run": run, "system": s, "mean_words": w} for s, w in analysis.length.mean_words.items()],
+    }
+
+
+def all_tables(multi: MultiRunAnalysis) -> dict[str, Rows]:
+    tables: dict[str, Rows] = {}
+    for analysis in multi.runs:
+        for name, rows in run_tables(analysis).items():
+            tables.setdefault(name, []).extend(rows)
+    if multi.judges is not None:
+        j = multi.judges
+        tables["judge_agreement"] = [vars(a) for a in j.agreement]
+        tables["judge_ranking_tau"] = [{"metric": m, "kendall_tau": t} for m, t in j.ranking_tau.items()]
+        tables["judge_cost"] = [vars(c) for c in j.costs]
+        tables["judge_disagreements"] = [
+            {"doc_id": d.doc_id, "system": d.system, "view": d.view, "item_id": d.item_id, "label": d.label,
+             "item": d.text, **{f"kept[{k}]": v for k, v in d.verdicts.items()},
+             **{f"why[{k}]": v for k, v in d.justifications.items()}} for d in j.disagreements]
+    if multi.consistency is not None:
+        c = multi.consistency
+        tables["self_consistency_flips"] = [{"view": v, "flip_rate": r, "reruns": c.reruns} for v, r in c.flip_rate.items()]
+        tables["self_consistency_spread"] = [{"metric": m, "system": s, "spread_of_mean": v}
+                                             for m, by in c.mean_spread.items() for s, v in by.items()]
+    return {name: [{k: _clean(v) for k, v in row.items()} for row in rows] for name, rows in tables.items()}
+
+
+def write_tables(tables: dict[str, Rows], out_dir: Path) -> None:
+    """analysis.json with every table, and one CSV and one Parquet file per table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "analysis.json").write_text(json.dumps(tables, indent=1, ensure_ascii=False), encoding="utf-8")
+    for name, rows in tables.items():
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+        with (out_dir / f"{name}.csv").open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(rows)
+        if rows:
+            pq.write_table(pa.Table.from_pylist([{c: row.get(c) for c in columns} for row in rows]),
+                           out_dir / f"{name}.parquet")
+
+
+def metric_name(key: str) -> str:
+    return METRICS.get(key, key)

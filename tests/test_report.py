@@ -1,0 +1,178 @@
+"""`report` and `compare`: the analysis tables on disk, judge comparisons and self-consistency over
+the responder, and the HTML report of a real run rendered in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scaffold_local import runs
+from scaffold_local.analysis.items import item_verdicts
+from scaffold_local.cli import app
+
+from .helpers import EXAMPLES, RESPONDER_CONFIG, failure_message, write_jsonl
+
+runner = CliRunner()
+HOSTILE_SYSTEM = "<script>alert('system')</script>"
+HOSTILE_SUMMARY = "<script>document.title='pwned'</script> The factory employs 200 local workers."
+
+
+def _second_judge(tmp_path: Path) -> Path:
+    path = tmp_path / "responder-b.toml"
+    path.write_text(f'extends = "{RESPONDER_CONFIG}"\nname = "responder-b"\ntemperature = 0.5\nseed = 11\n', encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch):
+    from scaffold_local import cli
+
+    monkeypatch.setattr(cli.console, "width", 220)
+    monkeypatch.setattr(cli.err, "width", 220)
+
+
+def test_report_writes_every_table_as_json_csv_and_parquet(small_input, tmp_path):
+    store = tmp_path / "store"
+    assert runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store)]).exit_code == 0
+    run_dir = next((store / "runs").iterdir())
+    result = runner.invoke(app, ["report", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    out = run_dir / "report"
+    tables = json.loads((out / "analysis.json").read_text())
+    for name in ("system_means", "pair_differences", "rank_stability", "resolving_power", "metric_correlations",
+                 "leaders", "missed_items", "length_correlation", "length_by_system"):
+        assert (out / f"{name}.csv").is_file() and (out / f"{name}.parquet").is_file(), name
+    fps = {r["system"]: r for r in tables["system_means"] if r["metric"] == "fps"}
+    assert fps["brief"]["mean"] == pytest.approx(1.0) and fps["details"]["mean"] == pytest.approx(0.0)
+    assert fps["brief"]["documents"] == 2 and fps["brief"]["documents_left_out"] == 0
+    page = (out / "report.html").read_text()
+    assert page.count('src="data:image/svg+xml;base64,') >= 4 and "<script" not in page and "http" not in page.split("<body>")[1]
+
+    unfinished = tmp_path / "store" / "runs" / "nothing"
+    unfinished.mkdir()
+    refused = runner.invoke(app, ["report", str(unfinished)])
+    assert refused.exit_code == 2 and "not a run folder" in refused.output
+
+
+def test_compare_two_judges_on_a_shared_scaffold_and_on_their_own(small_input, tmp_path):
+    judge_b = _second_judge(tmp_path)
+    args = ["compare", str(small_input), "-m", str(RESPONDER_CONFIG), "-m", str(judge_b), "--store", str(tmp_path / "store")]
+    shared = runner.invoke(app, [*args, "--out", str(tmp_path / "shared")])
+    assert shared.exit_code == 0, shared.output
+    tables = json.loads((tmp_path / "shared" / "analysis.json").read_text())
+    agreement = {(r["view"], r["label"]): r for r in tables["judge_agreement"]}
+    assert set(agreement) >= {("facts", "main point"), ("facts", "supporting detail"), ("questions", "main point")}
+    # judge B samples at temperature 0.5: its fact and question verdicts flip about one in four times
+    disagreements = tables["judge_disagreements"]
+    flipped = {(r["doc_id"], r["system"], r["item_id"]) for r in disagreements}
+    assert disagreements and all(r["view"] in ("facts", "questions") for r in disagreements)
+    facts = agreement["facts", "main point"]
+    assert facts["percent"] < 1 and facts["items"] == 8  # 2 main facts x 4 summaries, judged by both
+    run_a, run_b = (runs.open(line.split("run: ", 1)[1].strip()) for line in shared.output.splitlines()
+                    if line.startswith("run: "))
+    assert run_b.spec.scaffold_source.kind == "run" and run_b.spec.scaffold_keys == run_a.spec.scaffold_keys
+    by_a = {(i.doc_id, s, i.item_id): k for i in item_verdicts(run_a) for s, k in i.kept.items()}
+    by_b = {(i.doc_id, s, i.item_id): k for i in item_verdicts(run_b) for s, k in i.kept.items()}
+    assert flipped == {key for key in by_a if by_a[key] != by_b[key]}  # exactly the items that differ
+    costs = {r["judge"]: r for r in tables["judge_cost"]}
+    assert set(costs) == {"responder", "responder-b"} and costs["responder"]["summaries"] == 4
+
+    own = runner.invoke(app, [*args, "--own-scaffolds", "--out", str(tmp_path / "own")])
+    assert own.exit_code == 0, own.output
+    own_tables = json.loads((tmp_path / "own" / "analysis.json").read_text())
+    assert "judge_agreement" in own_tables and own_tables["judge_agreement"] == []  # no shared items
+    assert {r["metric"] for r in own_tables["judge_ranking_tau"]} >= {"fps", "qc"}
+    page = (tmp_path / "own" / "report.html").read_text()
+    assert "each judge used its own scaffolds" in page
+
+
+def test_self_consistency_of_one_judge_over_seeds(small_input, tmp_path):
+    result = runner.invoke(app, ["compare", str(small_input), "-m", str(RESPONDER_CONFIG), "--seeds", "3",
+                                 "--temperature", "0.7", "--store", str(tmp_path / "store"), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    run_dirs = [line.split("run: ", 1)[1].strip() for line in result.output.splitlines() if line.startswith("run: ")]
+    assert len(run_dirs) == 3
+    tables = json.loads((tmp_path / "r" / "analysis.json").read_text())
+    flips = {r["view"]: r["flip_rate"] for r in tables["self_consistency_flips"]}
+    verdicts = [{(i.doc_id, s, i.view, i.item_id): k for i in item_verdicts(runs.open(d)) for s, k in i.kept.items()}
+                for d in run_dirs]
+    for view in ("facts", "questions"):
+        keys = [k for k in verdicts[0] if k[2] == view]
+        expected = sum(len({v[k] for v in verdicts}) > 1 for k in keys) / len(keys)
+        assert flips[view] == pytest.approx(expected) and expected > 0
+    assert flips["entities"] == 0.0  # the responder's noise touches facts and questions only
+    spreads = [r for r in tables["self_consistency_spread"] if r["metric"] == "fc"]
+    assert len(spreads) == 2 and any(r["spread_of_mean"] > 0 for r in spreads)
+
+
+def test_compare_needs_two_judges_or_seeds(small_input, tmp_path):
+    one = runner.invoke(app, ["compare", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(tmp_path)])
+    assert one.exit_code == 2 and "two or more --model judges" in one.output
+    greedy = runner.invoke(app, ["compare", str(small_input), "-m", str(RESPONDER_CONFIG), "--seeds", "2",
+                                 "--temperature", "0", "--store", str(tmp_path)])
+    assert greedy.exit_code == 2 and "temperature above 0" in greedy.output
+
+
+# ---------------------------------------------------------------- the page in a real browser
+
+
+def render(page: Path, screenshot: Path) -> dict:
+    """Open the page in headless Chromium (Debian's), offline; what a reader would see."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run", "--disable-sync"])
+        try:
+            tab = browser.new_page(viewport={"width": 1280, "height": 900})
+            messages: list[str] = []
+            tab.on("console", lambda m: messages.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
+            tab.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+            requests: list[str] = []
+            tab.on("request", lambda r: requests.append(r.url))
+            tab.goto(page.as_uri())
+            tab.screenshot(path=str(screenshot), full_page=True)
+            return {
+                "console": messages,
+                "requests": [u for u in requests if not u.startswith(("file:", "data:"))],
+                "images": tab.evaluate("Array.from(document.images).map(i => [i.id, i.complete && i.naturalWidth > 0])"),
+                "scripts": tab.evaluate("document.scripts.length"),
+                "title": tab.title(),
+                "text": tab.inner_text("body"),
+            }
+        finally:
+            browser.close()
+
+
+@pytest.mark.real_model
+def test_report_of_a_real_run_renders_offline_in_chromium(tmp_path):
+    """The embedded model on two documents of the example data, plus a system whose name and summary
+    carry script tags (two documents, so that every interval and plot has something to show)."""
+    rows = [json.loads(line) for line in EXAMPLES.read_text().splitlines()]
+    first_two = list(dict.fromkeys(r["doc_id"] for r in rows))[:2]
+    rows = [r for r in rows if r["doc_id"] in first_two]
+    rows += [{**next(r for r in rows if r["doc_id"] == d), "system": HOSTILE_SYSTEM, "summary": HOSTILE_SUMMARY}
+             for d in first_two]
+    data = write_jsonl(tmp_path / "news-hostile.jsonl", rows)
+    store = tmp_path / "store"
+    scored = subprocess.run([sys.executable, "-m", "scaffold_local.cli", "score", str(data), "--store", str(store)],
+                            capture_output=True, text=True, timeout=1200, env={**os.environ})
+    assert scored.returncode == 0, failure_message(scored.stderr)
+    run_dir = next((store / "runs").iterdir())
+    result = runner.invoke(app, ["report", str(run_dir), "--out", str(tmp_path / "report")])
+    assert result.exit_code == 0, result.output
+    shown = render(tmp_path / "report" / "report.html", tmp_path / "report.png")
+    assert shown["console"] == [] and shown["requests"] == []
+    assert dict(shown["images"]) == {"plot-means": True, "plot-spread": True, "plot-heatmap": True, "plot-length": True}
+    assert shown["scripts"] == 0 and shown["title"].startswith("scaffold_local report")  # nothing injected ran
+    assert HOSTILE_SYSTEM in shown["text"]  # shown as text, escaped
+    assert (tmp_path / "report.png").stat().st_size > 50_000
