@@ -45,6 +45,8 @@ class Label(enum.StrEnum):
 MethodOpt = Annotated[int | None, typer.Option(
     "--method-version",
     help="method version: prompts, schemas and sentence splitter (1 reproduces earlier runs) [default: 2]")]
+ConfidenceOpt = Annotated[bool, typer.Option(
+    help="record P(kept) of each fact and question verdict from the engine's token probabilities")]
 DsScaleOpt = Annotated[int, typer.Option(
     "--ds-scale", help="show direct scores on 1-10 (10) or on the paper's 0-1 scale (1)")]
 
@@ -83,15 +85,17 @@ def _load(input_path: Path, document_field: str, summary_field: str, system_fiel
 
 
 def _pipeline(model: str | None, store: Path, batch_requests: int | None, method: int | None,
-              scaffolds: Any = None):
+              scaffolds: Any = None, verdict_confidence: bool = False, weighted_verdicts: bool = False):
     from .config import ModelConfig
     from .pipeline import Pipeline
     from .store import StoreError
 
     try:
         config = ModelConfig.load(model)
+        if verdict_confidence:
+            config = config.model_copy(update={"verdict_confidence": True})
         return Pipeline(config, store, progress=_rich_progress, batch_requests=batch_requests, method=method,
-                        scaffolds=scaffolds)
+                        scaffolds=scaffolds, weighted_verdicts=weighted_verdicts)
     except (FileNotFoundError, ValueError, StoreError) as exc:
         _fail(exc, 2)
 
@@ -144,6 +148,10 @@ def score(
     scaffold_file: Annotated[Path | None, typer.Option(
         help="align against your own scaffolds: JSONL, one document per line (README: Scaffolds from any source)")] = None,
     default_label: Annotated[Label, typer.Option(help="label of --scaffold-file items given without one")] = Label.main,
+    verdict_confidence: ConfidenceOpt = False,
+    weighted_verdicts: Annotated[bool, typer.Option(
+        help="count each fact and question by the probability of its verdict (implies --verdict-confidence; "
+             "an option to compare with meta-eval, not the default)")] = False,
     ds_scale: DsScaleOpt = 10,
 ) -> None:
     """Extract scaffolds (once per document), align every summary, compute every metric.
@@ -156,7 +164,13 @@ def score(
     _check_ds_scale(ds_scale)
     loaded = _load(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, split)
     source = _scaffold_source(scaffolds_from, scaffold_file, default_label.value)
-    pipeline = _pipeline(model, store, batch_requests, method_version, source)
+    pipeline = _pipeline(model, store, batch_requests, method_version, source, verdict_confidence, weighted_verdicts)
+    from .judge_check import first_use
+
+    if first_use(store, pipeline.config):
+        err.print(f"first run with judge {escape(pipeline.config.name)} in this store: how far its verdicts can be "
+                  f"trusted is a few minutes away: scaffold-local check-judge -m {escape(model or pipeline.config.name)}",
+                  highlight=False)
     err.print(f"{len(loaded.documents)} documents, {len(loaded.candidates)} summaries from {len(loaded.systems)} systems; "
               f"judge: {pipeline.config.name} ({pipeline.config.backend}); method version {pipeline.method.number}; "
               f"scaffolds: {pipeline.source.describe()}", highlight=False)
@@ -206,6 +220,9 @@ def extract(
     split: SplitOpt = None,
     batch_requests: BatchOpt = None,
     method_version: MethodOpt = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="also check each scaffold: near-duplicates, label balance, cut items, facts the judge "
+                        "finds unsupported by the source")] = False,
 ) -> None:
     """Extract and store scaffolds only (no judgments)."""
     from rich.table import Table
@@ -215,6 +232,7 @@ def extract(
     with _engine_errors():
         try:
             outcome = pipeline.extract(list(loaded.documents.values()))
+            qualities = _check_scaffolds(pipeline, outcome.scaffolds, loaded.documents) if check else []
         finally:
             pipeline.close()
     from .views import VIEW_SPECS
@@ -237,9 +255,26 @@ def extract(
     for doc_id, reason in outcome.unavailable.items():
         table.add_row(doc_id, *["-"] * len(VIEW_SPECS), f"[red]{escape(reason)}[/red]")
     console.print(table)
+    for quality in qualities:
+        console.print(escape(quality.describe()), highlight=False)
     for doc_id, s in outcome.scaffolds.items():
         for view, reason in s.failures.items():
             err.print(f"[yellow]{escape(doc_id)}: {view} extraction failed: {escape(reason)}[/yellow]")
+
+
+def _check_scaffolds(pipeline: Any, scaffolds: dict[str, Any], documents: dict[str, Any]) -> list[Any]:
+    """The judge-free checks and the judge's support check of every scaffold, saved beside it."""
+    from .quality import inspect, quality_path, read_support, save_support, support_request
+
+    checks = {doc_id: (s, inspect(s, pipeline.config.limits), support_request(pipeline.judge, s, documents[doc_id]))
+              for doc_id, s in scaffolds.items()}
+    records, _ = pipeline.answer([r for _, _, r in checks.values() if r is not None], "checking scaffolds")
+    for scaffold, quality, request in checks.values():
+        record = records.get(request.cache_key) if request is not None else None
+        read_support(quality, scaffold, record.parsed if record else None)
+        if quality.unsupported is not None:
+            save_support(quality_path(pipeline.scaffolds.path(scaffold.key)), quality)
+    return [quality for _, quality, _ in checks.values()]
 
 
 @app.command()
@@ -265,6 +300,7 @@ def show(
         console.print(f"judge: {spec.judge.get('name')} ({spec.judge.get('backend')}, {spec.judge.get('model')}); "
                       f"method version {spec.method_version}; scaffolds: {spec.scaffold_source.describe()}; "
                       f"summaries: {len(run.summaries)}; status: {spec.status}; created {spec.created_at}", highlight=False)
+        console.print(escape(_quality_summary(run)), highlight=False)
         notes = run.scaffold_notes()
         if notes:
             console.print("scaffold assembly: " + ", ".join(f"{action}: {n}" for action, n in sorted(notes.items()))
@@ -274,6 +310,36 @@ def show(
         console.print(evidence(run, summary, ds_scale))
     except KeyError as exc:
         _fail(exc.args[0], 2)
+
+
+def _quality_summary(run: Any) -> str:
+    """The run's scaffolds in one line: label balance, near-duplicates, cut items, unsupported facts."""
+    from collections import Counter
+
+    from .config import ModelConfig
+    from .quality import inspect, load_support, quality_path
+    from .store import ScaffoldStore
+
+    limits = ModelConfig.model_validate(run.spec.judge).limits if run.spec.judge.get("backend") else None
+    store = ScaffoldStore(run.store_root)
+    labels: Counter[str] = Counter()
+    duplicates = cut = unsupported = checked = 0
+    for key in dict.fromkeys(run.spec.scaffold_keys.values()):
+        stored = store.get(key)
+        if stored is None or limits is None:
+            continue
+        quality = inspect(stored.scaffold, limits)
+        load_support(quality_path(store.path(key)), quality)
+        labels.update(quality.labels.get("facts", {}))
+        duplicates += len(quality.near_duplicates)
+        cut += len(quality.at_length_bound)
+        if quality.unsupported is not None:
+            checked += 1
+            unsupported += len(quality.unsupported)
+    support = (f"{unsupported} facts unsupported by the source in {checked} checked scaffolds" if checked
+               else "facts not checked against the source (extract --check)")
+    return (f"scaffold quality: facts main/supporting/other {labels['main point']}/{labels['supporting detail']}/"
+            f"{labels['other']}; {duplicates} near-duplicate pairs; {cut} items at the length bound; {support}")
 
 
 @app.command()
@@ -338,6 +404,95 @@ def compare(
     for run_dir in run_dirs:
         console.print(f"run: {run_dir}", highlight=False)
     console.print(f"report: {page}", highlight=False)
+
+
+@app.command("check-judge")
+def check_judge(
+    model: ModelOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    method_version: MethodOpt = None,
+) -> None:
+    """Can this judge tell whether a summary conveys a fact better than word overlap? (A few minutes on CPU.)"""
+    from rich.table import Table
+
+    from .judge_check import KINDS, run_check, save
+
+    pipeline = _pipeline(model, store, None, method_version)
+    with _engine_errors():
+        try:
+            result = run_check(pipeline)
+        finally:
+            pipeline.close()
+    table = Table(title=f"judge check: {result.judge} ({result.items} (summary, fact) items, {result.failed} failed)",
+                  title_justify="left")
+    table.add_column("scorer")
+    table.add_column("balanced accuracy [95%]")
+    for kind in KINDS:
+        table.add_column(f"{kind}: judged present")
+    for scorer, agreement in (("judge", result.judge_agreement), ("word overlap", result.overlap_agreement)):
+        table.add_row(scorer, str(agreement["balanced_accuracy"]),
+                      *(f"{result.kept_rate[scorer][kind]:.2f}" for kind in KINDS))
+    console.print(table)
+    console.print("present: verbatim and paraphrased facts (should be near 1); absent: dropped and contradicted "
+                  "(should be near 0)", highlight=False)
+    if result.no_better_than_overlap:
+        err.print(f"[red]warning: {escape(result.judge)} does no better than word overlap on this check; do not base "
+                  "decisions on its verdicts (use a stronger judge, see `scaffold-local models`).[/red]")
+    console.print(f"saved: {save(store, pipeline.config, result)}", highlight=False)
+
+
+class MetaTask(enum.StrEnum):
+    realsumm_alignment = "realsumm-alignment"
+    realsumm_extraction = "realsumm-extraction"
+    frank = "frank"
+    summeval = "summeval"
+    all = "all"
+
+
+@app.command("meta-eval")
+def meta_eval(
+    task: Annotated[MetaTask, typer.Argument(help="which human-labelled comparison to run")],
+    model: ModelOpt = None,
+    data: Annotated[Path | None, typer.Option(
+        help="the evaluation-data folder (realsumm/, frank/, summeval/) [env SCAFFOLD_LOCAL_EVAL_DATA]")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="documents to draw at random (seeded) [default: all]")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the document sample and of the bootstrap")] = 0,
+    store: StoreOpt = DEFAULT_STORE,
+    out: Annotated[Path | None, typer.Option(help="folder for the tables [default: <store>/meta-eval/<judge>]")] = None,
+    method_version: MethodOpt = None,
+    batch_requests: BatchOpt = None,
+    verdict_confidence: ConfidenceOpt = False,
+) -> None:
+    """How far the judge agrees with people: REALSumm key facts, FRANK sentence errors, SummEval scores."""
+    from .metaeval import frank, realsumm, summeval
+    from .metaeval.data import EvalDataError, load
+    from .metaeval.results import write
+
+    adapters = {"realsumm-alignment": ("realsumm", realsumm.alignment),
+                "realsumm-extraction": ("realsumm", realsumm.extraction),
+                "frank": ("frank", frank.faithfulness), "summeval": ("summeval", summeval.correlation)}
+    chosen = list(adapters) if task == MetaTask.all else [task.value]
+    folder = data or (Path(os.environ["SCAFFOLD_LOCAL_EVAL_DATA"]) if "SCAFFOLD_LOCAL_EVAL_DATA" in os.environ else None)
+    if folder is None:
+        _fail("give --data <evaluation-data folder> (or set SCAFFOLD_LOCAL_EVAL_DATA)", 2)
+    pipeline = _pipeline(model, store, batch_requests, method_version, verdict_confidence=verdict_confidence)
+    target = out or store / "meta-eval" / pipeline.config.name
+    with _engine_errors():
+        try:
+            for name in chosen:
+                dataset, adapter = adapters[name]
+                try:
+                    documents = load(folder, dataset, limit, seed)
+                except EvalDataError as exc:
+                    _fail(exc, 2)
+                result = adapter(pipeline, documents, seed)
+                summary = write(result, target)
+                console.print(f"[bold]{escape(result.headline())}[/bold]")
+                for line in result.summary:
+                    console.print("  " + line, highlight=False)
+                console.print(f"  tables: {target}/{result.task}.*  summary: {summary}", highlight=False)
+        finally:
+            pipeline.close()
 
 
 @app.command()

@@ -65,6 +65,8 @@ class ModelConfig(BaseModel):
     limits: SchemaLimits = SchemaLimits()
     budget: TokenBudget = TokenBudget()
     requests_per_call: int = Field(256, ge=8, description="requests per engine call; results are stored after each call")
+    verdict_confidence: bool = Field(False, description="record P(kept) of each fact and question verdict from "
+                                                        "the engine's token probabilities")
     engine: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
 
     @model_validator(mode="after")
@@ -74,7 +76,9 @@ class ModelConfig(BaseModel):
 
     def fingerprint(self) -> str:
         """Hash of everything that shapes the judge's outputs: the key for cached scaffolds."""
-        payload = self.model_dump(exclude={"name", "description", "engine", "limits", "budget", "requests_per_call"})
+        # verdict_confidence is left out: the requests that ask for probabilities carry it in their sampling.
+        payload = self.model_dump(exclude={"name", "description", "engine", "limits", "budget", "requests_per_call",
+                                           "verdict_confidence"})
         payload["engine"] = {k: v for k, v in self.engine.items() if k not in THROUGHPUT_ONLY_SETTINGS}
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 

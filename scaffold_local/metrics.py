@@ -41,11 +41,11 @@ DIRECT_SCORE_AXES = ("faithfulness", "completeness", "understandability", "hallu
 SCORED_LABELS = ("main point", "supporting detail")  # "other" never affects a score
 
 
-def ratio(numerator: int, denominator: int) -> float | None:
+def ratio(numerator: float, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def preference_score(main_hit: int, main_total: int, supp_hit: int, supp_total: int) -> float | None:
+def preference_score(main_hit: float, main_total: int, supp_hit: float, supp_total: int) -> float | None:
     """FPS / QPS: main recall x (1 - supporting recall). Undefined without main items; with no
     supporting items the penalty factor is 1."""
     if main_total == 0:
@@ -90,11 +90,17 @@ class _Scores:
             self.set(key, None, reason)
 
 
-def _hits_by_label(labelled_hits: Iterable[tuple[str, bool]]) -> tuple[int, int, int, int]:
-    """(main hit, main total, supporting hit, supporting total); "other" items are not counted."""
-    c = Counter(labelled_hits)
-    main_hit, supp_hit = c["main point", True], c["supporting detail", True]
-    return main_hit, main_hit + c["main point", False], supp_hit, supp_hit + c["supporting detail", False]
+def _hits_by_label(labelled_hits: Iterable[tuple[str, float]]) -> tuple[float, int, float, int]:
+    """(main hit, main total, supporting hit, supporting total); "other" items are not counted. A hit is
+    1 or 0, or the verdict's probability when scores use weighted verdicts."""
+    main_hit = supp_hit = 0.0
+    main_total = supp_total = 0
+    for label, kept in labelled_hits:
+        if label == "main point":
+            main_hit, main_total = main_hit + float(kept), main_total + 1
+        elif label == "supporting detail":
+            supp_hit, supp_total = supp_hit + float(kept), supp_total + 1
+    return main_hit, main_total, supp_hit, supp_total
 
 
 def _fact_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int) -> None:
@@ -103,7 +109,7 @@ def _fact_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerd
     out.set("fc", ratio(main_hit + supp_hit, main_total + supp_total), "scaffold has no main or supporting facts")
     out.set("main_fc", ratio(main_hit, main_total), "scaffold has no main facts")
     out.set("supp_fc", ratio(supp_hit, supp_total), "scaffold has no supporting facts")
-    aligned = {s for i in judged if i.label in SCORED_LABELS and verdicts.kept.get(i.id)
+    aligned = {s for i in judged if i.label in SCORED_LABELS and verdicts.kept.get(i.id, 0) >= 0.5
                for s in verdicts.cited.get(i.id, ())}
     if main_total + supp_total == 0:
         out.set("fact_focus", None, "scaffold has no main or supporting facts")
@@ -119,7 +125,7 @@ def _question_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: View
 
 def _entity_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int) -> None:
     # The paper (G.6): the denominator is always every scaffold attribute, whatever its label.
-    kept = sum(1 for i in judged if verdicts.kept.get(i.id))
+    kept = sum(float(verdicts.kept.get(i.id, 0)) for i in judged)
     out.set("eps", ratio(kept, len(judged)), "scaffold has no entity attributes")
 
 

@@ -65,8 +65,12 @@ class Pipeline:
         batch_requests: int | None = None,
         method: int | None = None,
         scaffolds: ScaffoldSource | None = None,
+        weighted_verdicts: bool = False,
     ):
+        if weighted_verdicts and not config.verdict_confidence:
+            config = config.model_copy(update={"verdict_confidence": True})  # the weights are the verdicts' probabilities
         self.config = config
+        self.weighted_verdicts = weighted_verdicts
         self.store_root = Path(store_root)
         self.judge = Judge(config, method_version(method), prompts)
         self.method, self.prompts = self.judge.method, self.judge.prompts
@@ -139,7 +143,7 @@ class Pipeline:
     # ------------------------------------------------------------ stage 2: judgments and metrics
 
     def score(self, loaded: LoadedInput, run_name: str | None = None, command: Sequence[str] | None = None) -> RunOutcome:
-        spec = run_spec(self.judge, self.source, loaded, command)
+        spec = run_spec(self.judge, self.source, loaded, command, self.weighted_verdicts)
         run = RunFolder(self.store_root, run_name or spec.run_id or "run")
         spec, resumed = run.open(spec, self.cache)
         try:
@@ -170,18 +174,7 @@ class Pipeline:
         run.write_jsonl("requests.jsonl", [{"cache_key": p.cache_key, "request_id": p.request.id, "task": p.task,
                                             "doc_id": p.doc_id, "system": p.system} for p in planned])
 
-        records = self.cache.finished(p.cache_key for p in planned)
-        pending = [p for p in planned if p.cache_key not in records]
-        # All summaries of a scaffold adjacent, then the same task together: shared prompt prefixes.
-        pending.sort(key=lambda p: (p.doc_id, p.task, p.system or ""))
-        sent: list[Record] = []
-
-        def keep(batch: list[Record]) -> None:
-            self.cache.put(batch)  # one transaction per engine call: a kill loses at most the call in flight
-            sent.extend(batch)
-            records.update({r.cache_key: r for r in batch})
-
-        self.dispatch.send(pending, "judging summaries", keep)
+        records, sent = self.answer(planned, "judging summaries")
         if self.dispatch.engine_description is not None:
             started = {**self.dispatch.engine_description, "started_at": now()}
             spec = spec.model_copy(update={"engines": [*spec.engines, started]})
@@ -198,19 +191,36 @@ class Pipeline:
         run.write_jsonl("records.jsonl", used)
         outcome = RunOutcome(
             run_dir=run.dir, resumed=resumed, summaries=summaries, systems=systems,
-            requests_sent=len(sent), requests_reused=len(planned) - len(pending),
+            requests_sent=len(sent), requests_reused=len(planned) - len(sent),
             validation_failures=sum(r.validation_error is not None for r in used),
             engine_errors=sum(r.retryable for r in sent), failures=dict(Counter(r.failure for r in used if r.failure)),
             extraction=scaffolds, failed_summaries=failed, usage=usage,
         )
         return outcome, spec
 
+    def answer(self, planned: Sequence[PlannedRequest], label: str) -> tuple[dict[str, Record], list[Record]]:
+        """The records of these requests by cache key: from the store's cache where it holds a finished
+        one, the rest sent now (and cached). Also returns the records sent."""
+        records = self.cache.finished(p.cache_key for p in planned)
+        pending = list({p.cache_key: p for p in planned if p.cache_key not in records}.values())
+        # All summaries of a scaffold adjacent, then the same task together: shared prompt prefixes.
+        pending.sort(key=lambda p: (p.doc_id, p.task, p.system or ""))
+        sent: list[Record] = []
+
+        def keep(batch: list[Record]) -> None:
+            self.cache.put(batch)  # one transaction per engine call: a kill loses at most the call in flight
+            sent.extend(batch)
+            records.update({r.cache_key: r for r in batch})
+
+        self.dispatch.send(pending, label, keep)
+        return records, sent
+
     def _scores(self, candidate: Candidate, scaffolds: ScaffoldSet, planned: list[PlannedRequest],
                 records: dict[str, Record], loaded: LoadedInput) -> SummaryScores:
         scaffold = scaffolds.scaffolds[candidate.doc_id]
         mine = {KIND_OF_TASK[p.task]: records[p.cache_key] for p in planned if p.cache_key in records}
         n_sentences = len(self.judge.sentences(candidate.summary))
-        judgments = self.judge.judgments(scaffold, n_sentences, mine)
+        judgments = self.judge.judgments(scaffold, n_sentences, mine, self.weighted_verdicts)
         return score_summary(scaffold, judgments, system=candidate.system, n_sentences=n_sentences,
                              rouge_l_value=rouge_l(candidate.summary, candidate.references))
 
@@ -225,7 +235,8 @@ class Pipeline:
         ]
 
 
-def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command: Sequence[str] | None) -> RunSpec:
+def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command: Sequence[str] | None,
+             weighted_verdicts: bool = False) -> RunSpec:
     """What the run is: its identity (input, judge, prompts, schemas, scaffold source) and provenance."""
     config = judge.config
     limits = config.limits
@@ -242,6 +253,7 @@ def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command:
         schemas={"version": str(judge.method.number), "static_sha256": static_schemas,
                  "per_request": "alignment schemas are built per scaffold; each record holds its schema_sha256"},
         scaffold_source=source,
+        weighted_verdicts=weighted_verdicts,
         created_at=now(),
         command=list(command) if command is not None else sys.argv,
         counts={"documents": len(loaded.documents), "candidates": len(loaded.candidates),

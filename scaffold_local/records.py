@@ -60,6 +60,8 @@ class Record(BaseModel):
     failure: FailureCategory | None = None
     max_tokens: int | None = None  # the budget of the attempt recorded
     attempts: int = 1  # 2 when a truncated output was retried with a larger budget
+    # P(kept) of each fact / question verdict, from the engine's token probabilities, when asked for
+    confidence: dict[str, float] | None = None
 
     @property
     def retryable(self) -> bool:
@@ -90,7 +92,7 @@ def usage_stats(records: Sequence[Record]) -> dict[str, Any]:
 # ---------------------------------------------------------------- the run spec
 
 RUN_FORMAT_VERSION = 2
-RUN_IDENTITY = ("input", "judge_fingerprint", "prompts", "schemas", "scaffold_source")
+RUN_IDENTITY = ("input", "judge_fingerprint", "prompts", "schemas", "scaffold_source", "weighted_verdicts")
 RunStatus = Literal["running", "complete", "interrupted", "unknown"]
 
 
@@ -125,6 +127,7 @@ class RunSpec(BaseModel):
     prompts: dict[str, Any]
     schemas: dict[str, Any]
     scaffold_source: ScaffoldSource = ScaffoldSource()
+    weighted_verdicts: bool = False  # facts and questions counted by the probability of their verdicts
     scaffold_keys: dict[str, str] = Field(default_factory=dict)  # doc_id -> scaffold key
     engines: list[dict[str, Any]] = Field(default_factory=list)
     created_at: str | None = None
@@ -142,11 +145,13 @@ class RunSpec(BaseModel):
         return data
 
     def identity(self) -> dict[str, Any]:
-        """What makes two specs the same run (resume) or different runs (refused). The default
-        scaffold source is left out, so runs from before sources existed keep their ids."""
+        """What makes two specs the same run (resume) or different runs (refused). Defaults added
+        later (scaffold source, weighted verdicts) are left out, so earlier runs keep their ids."""
         identity = {key: _plain(getattr(self, key)) for key in RUN_IDENTITY}
         if self.scaffold_source == ScaffoldSource():
             del identity["scaffold_source"]
+        if not self.weighted_verdicts:
+            del identity["weighted_verdicts"]
         return identity
 
     def identity_hash(self) -> str:

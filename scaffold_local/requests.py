@@ -4,16 +4,19 @@ views; never an engine."""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+import math
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-from .backends.base import Request, Result, Sampling
+from .backends.base import Request, Result, Sampling, TokenAlternatives
 from .config import ModelConfig
 from .data import Candidate, Document
 from .method import NO_ERROR, MethodVersion, method_version
@@ -81,11 +84,13 @@ class Judge:
         """One request. The template variables double as the request's context (what the prompt was
         rendered from), which test doubles answer from and traces keep."""
         c = self.config
+        alternatives = CONFIDENCE_ALTERNATIVES if c.verdict_confidence and task in VERDICT_OF_TASK else 0
         request = Request(
             id=request_id,
             messages=self.prompts[task].render(**variables),
             json_schema=json_schema(model),
-            sampling=Sampling(max_tokens=max_tokens, temperature=c.temperature, top_p=c.top_p, seed=c.seed),
+            sampling=Sampling(max_tokens=max_tokens, temperature=c.temperature, top_p=c.top_p, seed=c.seed,
+                              top_logprobs=alternatives),
             context={"task": task, **variables},
         )
         return PlannedRequest(request, request.cache_key(self.fingerprint), task, doc_id, system, model)
@@ -107,6 +112,9 @@ class Judge:
             parsed = parse_output(planned.model, result.text).model_dump()
             _check_ids(parsed)
             record.parsed = parsed
+            if result.logprobs and planned.task in VERDICT_OF_TASK:
+                record.confidence = verdict_confidence(result.text or "", result.logprobs, VERDICT_OF_TASK[planned.task],
+                                                      self.method.verdict_needs_evidence)
         except OutputError as exc:
             truncated = result.finish_reason == "length"
             record.validation_error = f"{exc}" + (" (output cut off at max_tokens)" if truncated else "")
@@ -180,8 +188,9 @@ class Judge:
         return planned
 
     @staticmethod
-    def judgments(scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record]) -> Judgments:
-        """Normalize one summary's records (keyed by judgment kind) into metric inputs."""
+    def judgments(scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record], weighted: bool = False) -> Judgments:
+        """Normalize one summary's records (keyed by judgment kind) into metric inputs. `weighted`:
+        a fact or question counts by the probability the judge gave its verdict, where recorded."""
         if n_sentences == 0:
             # Nothing to judge: every item is missed, F and Fact Focus are undefined (METHOD.md).
             return Judgments(views={name: ViewVerdicts(kept={i.id: False for i in spec.judged(scaffold)})
@@ -201,12 +210,58 @@ class Judge:
             else:
                 parsed = record.parsed
             if spec is not None:
-                out.views[kind] = spec.read(parsed)
+                verdicts = spec.read(parsed)
+                if weighted and record is not None and record.confidence:
+                    verdicts = dataclasses.replace(verdicts, kept={**verdicts.kept, **record.confidence})
+                out.views[kind] = verdicts
             elif kind == "faithfulness":
                 out.sentence_faithful = [parsed[f"S{i}"]["category"] == NO_ERROR for i in range(1, n_sentences + 1)]
             else:
                 out.direct_score = {k: v for k, v in parsed.items() if k != "rationale"}
         return out
+
+
+VERDICT_OF_TASK = {"align_facts": "inferred", "align_questions": "answered"}
+CONFIDENCE_ALTERNATIVES = 20  # top tokens per position (the most vLLM and OpenAI-compatible servers give)
+_ITEM = re.compile(r'"([A-Z]\d+)"\s*:\s*\{')
+_EVIDENCE_START = re.compile(r'"sentence_ids"\s*:\s*\[\s*')
+
+
+def verdict_confidence(text: str, tokens: Sequence[TokenAlternatives], verdict: str,
+                       evidence_decides: bool) -> dict[str, float]:
+    """P(kept) for each item's verdict, read from the token alternatives where the verdict is decided.
+
+    Where the schema ties verdict and evidence (method v2) and evidence comes first, the verdict is
+    decided by the evidence list's first character (a sentence id: kept; "]": not kept) and the word
+    after it is forced (vLLM reports probabilities after the grammar's mask: 1.0 there); otherwise
+    by the first letter of "true" / "false". A side missing from the alternatives counts at the
+    least likely alternative's probability, its upper bound, so P stays below 1 and keeps its order."""
+    decision = (_EVIDENCE_START, "0123456789", "]") if evidence_decides else \
+        (re.compile(rf'"{verdict}"\s*:\s*'), "t", "f")
+    pattern, kept_chars, dropped_chars = decision
+    starts, offset = [], 0
+    for token in tokens:
+        starts.append(offset)
+        offset += len(token.text)
+    items = list(_ITEM.finditer(text))
+    confidence = {}
+    for item, following in zip(items, [*items[1:], None]):
+        found = pattern.search(text, item.end(), following.start() if following else len(text))
+        position = bisect.bisect_right(starts, found.end()) - 1 if found else -1
+        if found is None or position < 0:
+            continue
+        prefix = text[starts[position]:found.end()]  # the part of the deciding token before the decision
+        mass = {True: 0.0, False: 0.0}
+        for alternative, logprob in tokens[position].top.items():
+            rest = alternative[len(prefix):].lstrip() if alternative.startswith(prefix) else ""
+            if rest[:1] and rest[0] in kept_chars + dropped_chars:
+                mass[rest[0] in kept_chars] += math.exp(logprob)
+        finite = [lp for lp in tokens[position].top.values() if lp > -math.inf]
+        floor = math.exp(min(finite)) if finite else 0.0
+        kept, dropped = mass[True] or floor, mass[False] or floor
+        if kept + dropped > 0:
+            confidence[item.group(1)] = kept / (kept + dropped)
+    return confidence
 
 
 def _check_ids(parsed: Mapping[str, Any]) -> None:

@@ -87,3 +87,23 @@ def normalize(text: str) -> str:
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------- word overlap (baselines, test double)
+
+_STOPWORDS = frozenset(
+    "the and for with that this from are was were has have had its their they them will would can "
+    "could should into over under about after before than then also not but our your his her she him "
+    "who what which when where how why all any each more most some such only own same very just".split()
+)
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-case words of three or more letters or digits, without common function words."""
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w not in _STOPWORDS}
+
+
+def overlap(part: str, whole: str) -> float:
+    """The share of `part`'s content words that occur in `whole`."""
+    words = content_words(part)
+    return len(words & content_words(whole)) / len(words) if words else 0.0

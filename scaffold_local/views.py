@@ -45,7 +45,7 @@ class JudgedItem:
 class ViewVerdicts:
     """One summary's verdicts for one view, by judged item id."""
 
-    kept: Mapping[str, bool]  # inferred / answered / preserved
+    kept: Mapping[str, float]  # inferred / answered / preserved: 1 or 0, or P(kept) with weighted verdicts
     cited: Mapping[str, Sequence[int]] = field(default_factory=dict)  # summary sentence ids
     justification: Mapping[str, str] = field(default_factory=dict)
 

@@ -109,3 +109,22 @@ def test_switching_backend_is_config_only_and_metric_code_is_shared():
         assert "vllm" not in source and "transformers" not in source and "httpx" not in source
     assert {ModelConfig.load(f"smollm2-135m-{n}").backend for n in ("transformers", "vllm", "hosted")} == {
         "transformers", "vllm", "openai"}
+
+
+def test_token_alternatives_give_a_confidence_for_every_verdict(backend):
+    """Engines that report token log-probabilities (all here) give, where each fact's verdict is
+    decided (v2: the evidence list's first character), P(kept) on the side greedy decoding took;
+    the text pieces add up to the output."""
+    from scaffold_local.requests import verdict_confidence
+
+    config, instance = backend
+    facts = next(r for r in _requests(config) if r.id.endswith("/facts"))
+    asking = facts.model_copy(update={"id": "confident", "sampling": facts.sampling.model_copy(update={"top_logprobs": 5})})
+    result = instance.generate([asking])[0]
+    assert result.finish_reason == "stop" and result.logprobs
+    assert "".join(t.text for t in result.logprobs) == result.text
+    confidence = verdict_confidence(result.text, result.logprobs, "inferred", evidence_decides=True)
+    verdicts = {item: v["inferred"] for item, v in json.loads(result.text).items()}
+    assert set(confidence) == set(verdicts) == {"F1", "F2"}
+    for item, p in confidence.items():  # greedy decoding took the likelier side
+        assert 0 <= p <= 1 and (p >= 0.5) == verdicts[item], (item, p, result.text)

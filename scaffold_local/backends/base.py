@@ -22,6 +22,13 @@ class Sampling(BaseModel):
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int | None = 0
+    # Ask the engine for each generated token's top alternatives and their log-probabilities (the
+    # judge's confidence in its verdicts). Part of the cache key only when asked for, so the keys of
+    # requests made without it never change.
+    top_logprobs: int = Field(0, ge=0, le=20)
+
+    def key_fields(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"top_logprobs"} if not self.top_logprobs else set())
 
 
 class Request(BaseModel):
@@ -41,7 +48,7 @@ class Request(BaseModel):
             "judge": judge_fingerprint,
             "messages": [m.model_dump() for m in self.messages],
             "schema": self.json_schema,
-            "sampling": self.sampling.model_dump(),
+            "sampling": self.sampling.key_fields(),
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -55,6 +62,26 @@ class Usage(BaseModel):
 FinishReason = Literal["stop", "length", "error"]
 
 
+class TokenAlternatives(BaseModel):
+    """One generated token: its text and the log-probability of its top alternatives, the chosen
+    token among them (transformers: the model's own, before the grammar; vLLM and servers built on
+    it: after the grammar's mask, so tokens the grammar forbids have none)."""
+
+    text: str
+    top: dict[str, float]
+
+
+def covering_text(alternatives: list[TokenAlternatives], text: str) -> list[TokenAlternatives]:
+    """The tokens that make up ``text``: engines also report the end-of-sequence token they stopped on."""
+    out, length = [], 0
+    for token in alternatives:
+        if length >= len(text):
+            break
+        out.append(token)
+        length += len(token.text)
+    return out
+
+
 class Result(BaseModel):
     id: str
     text: str | None
@@ -62,6 +89,7 @@ class Result(BaseModel):
     usage: Usage | None = None
     error: str | None = None
     failure: FailureCategory | None = None  # with finish_reason "error": what kind of failure, for retry decisions
+    logprobs: list[TokenAlternatives] | None = None  # when the request asked for top_logprobs and the engine gives them
     latency_s: float | None = None
 
 

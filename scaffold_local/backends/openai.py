@@ -22,7 +22,7 @@ import jsonschema
 from ..config import ModelConfig
 from ..engine_options import OpenAIOptions
 from ..records import FailureCategory
-from .base import BackendError, Request, Result, Usage, finish_fields
+from .base import BackendError, Request, Result, TokenAlternatives, Usage, covering_text, finish_fields
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -39,6 +39,9 @@ def request_body(request: Request, model: str, options: OpenAIOptions) -> dict[s
     }
     if request.sampling.seed is not None:
         body["seed"] = request.sampling.seed
+    if request.sampling.top_logprobs:
+        body["logprobs"] = True
+        body["top_logprobs"] = request.sampling.top_logprobs
     if request.json_schema is not None:
         if options.response_format == "json_schema":
             name = request.id.rsplit("/", 1)[-1].replace(".", "_")[:64] or "output"
@@ -168,7 +171,16 @@ def _parse_response(request_id: str, payload: dict[str, Any], earlier: Usage | N
         completion_tokens=usage.get("completion_tokens", 0) + (earlier.completion_tokens if earlier else 0),
         cached_prompt_tokens=cached,
     )
-    return Result(id=request_id, text=choice["message"].get("content"), usage=tokens,
+    content = (choice.get("logprobs") or {}).get("content")
+    alternatives = [
+        TokenAlternatives(text=t["token"], top={**{a["token"]: a["logprob"] for a in t.get("top_logprobs") or []},
+                                                t["token"]: t["logprob"]})
+        for t in content
+    ] if content else None
+    text = choice["message"].get("content")
+    if alternatives and text is not None:
+        alternatives = covering_text(alternatives, text)
+    return Result(id=request_id, text=text, usage=tokens, logprobs=alternatives,
                   **finish_fields(choice.get("finish_reason")))
 
 

@@ -6,8 +6,8 @@ simple lexical rules, so a test can work out every metric by hand:
 - extraction: each document sentence is a fact, labelled "other" when it starts with a metadata
   word (Published, Posted, Updated, Copyright, Contact), "main point" for the first two remaining
   sentences, else "supporting detail". Each non-other fact yields a question whose expected answer
-  is the fact. Entities are capitalised names not at a sentence start; their attributes are the
-  sentences that mention them.
+  is the fact. Entities are capitalised names not at a sentence start (in lower-cased text, its
+  longest word); their attributes are the sentences that mention them.
 - alignment: a fact (question) is inferred (answered) when some summary sentence contains at least
   60% (50%) of its content words; an entity attribute is preserved when the summary names the
   entity and some sentence holds 60% of the attribute's content words.
@@ -38,27 +38,11 @@ from typing import Any
 import jsonschema
 
 from ..engine_options import ResponderOptions
-from ..text import split_sentences
-from .base import Request, Result, Usage, context_overflow
+from ..text import overlap, split_sentences
+from .base import Request, Result, TokenAlternatives, Usage, context_overflow
 
 CHARS_PER_TOKEN = 4
-_STOPWORDS = frozenset(
-    "the and for with that this from are was were has have had its their they them will would can "
-    "could should into over under about after before than then also not but our your his her she him "
-    "who what which when where how why all any each more most some such only own same very just".split()
-)
 _METADATA = ("published", "posted", "updated", "copyright", "contact")
-
-
-def content_words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w not in _STOPWORDS}
-
-
-def overlap(part: str, whole: str) -> float:
-    words = content_words(part)
-    return len(words & content_words(whole)) / len(words) if words else 0.0
-
-
 def _supporting(sentences: Sequence[str], text: str, threshold: float) -> list[int]:
     return [i for i, s in enumerate(sentences, 1) if overlap(text, s) >= threshold]
 
@@ -103,7 +87,39 @@ class ResponderBackend:
         finish = "length" if len(text) > limit else "stop"
         text = text[:limit]
         usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=math.ceil(len(text) / CHARS_PER_TOKEN))
-        return Result(id=request.id, text=text, finish_reason=finish, usage=usage)
+        logprobs = _token_alternatives(text, request) if request.sampling.top_logprobs else None
+        return Result(id=request.id, text=text, finish_reason=finish, usage=usage, logprobs=logprobs)
+
+
+_THRESHOLD = {"align_facts": ("text", 0.6), "align_questions": ("expected_answer", 0.5)}
+
+
+def _token_alternatives(text: str, request: Request) -> list[TokenAlternatives]:
+    """Token log-probabilities for the output, as an engine gives them: at each verdict's deciding
+    tokens (the evidence list's first character and the true/false word), P(kept) grows with the
+    item's best word overlap with a summary sentence (0.5 at the rule's threshold)."""
+    task = request.context["task"]
+    p_kept: dict[str, float] = {}
+    if task in _THRESHOLD:
+        field, threshold = _THRESHOLD[task]
+        for item in request.context[task.removeprefix("align_")]:
+            best = max((overlap(item[field], s) for s in request.context["sentences"]), default=0.0)
+            p_kept[item["id"]] = 1 / (1 + math.exp(-12 * (best - threshold)))
+    tokens: list[TokenAlternatives] = []
+    item = None
+    for piece in re.findall(r'"[A-Z]\d+"|"sentence_ids":\[|true|false|\]|\d+|[^"tf\]\d]+|.', text):
+        top = {piece: 0.0}
+        if piece.startswith('"') and piece[1:-1] in p_kept:
+            item = piece[1:-1]
+        elif item is not None and (piece in ("true", "false") or tokens and tokens[-1].text == '"sentence_ids":['):
+            kept = piece not in ("false", "]")
+            p = p_kept[item] if kept == (p_kept[item] >= 0.5) else 1 - p_kept[item]  # noise flipped it
+            p = min(max(p, 1e-6), 1 - 1e-6)  # P(kept)
+            kept_piece, dropped_piece = ("true", "false") if piece in ("true", "false") else \
+                ((piece, "]") if kept else ("1", piece))
+            top = {kept_piece: math.log(p), dropped_piece: math.log(1 - p)}
+        tokens.append(TokenAlternatives(text=piece, top=top))
+    return tokens
 
 
 def _sampling_noise(answer: dict[str, Any], request: Request) -> dict[str, Any]:
@@ -186,7 +202,9 @@ def _extract_entities(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, 
     max_chars = entity["attributes"]["items"]["properties"]["attribute"]["maxLength"]
     facts = _document_facts(ctx["document"])
     entities = []
-    for name in _entity_names(ctx["document"])[: items["maxItems"]]:
+    # Lower-cased text has no capitalised names: its longest word stands in, so the output stays valid.
+    names = _entity_names(ctx["document"]) or [max(ctx["document"].split() or ["document"], key=len)]
+    for name in names[: items["maxItems"]]:
         attributes = [{"attribute": _clip(f, max_chars), "label": label} for f, label in facts if name in f]
         kind = "other" if "enum" in entity["kind"] else "name"  # method v2 has an enum of kinds
         entities.append({"name": _clip(name, entity["name"]["maxLength"]), "kind": kind,

@@ -17,7 +17,7 @@ from typing import Any
 from ..config import ModelConfig
 from ..engine_options import TransformersOptions
 from ..provenance import package_versions
-from .base import BackendError, Request, Result, Usage, context_overflow, error_results
+from .base import BackendError, Request, Result, TokenAlternatives, Usage, context_overflow, error_results
 from .weights import resolve_model_path
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines_core", "llguidance")
@@ -160,6 +160,7 @@ class TransformersBackend:
         if sampling.seed is not None:
             torch.manual_seed(sampling.seed)
         started = time.perf_counter()
+        alternatives = max(r.sampling.top_logprobs for r in rows)
         with torch.inference_mode():
             output = self.model.generate(
                 **encoded,
@@ -172,21 +173,42 @@ class TransformersBackend:
                 stopping_criteria=[constraint.budget_reached],
                 pad_token_id=self.tokenizer.pad_token_id,
                 eos_token_id=sorted(self._stop_ids),
+                return_dict_in_generate=True,
+                output_logits=bool(alternatives),  # raw logits, before the grammar's processors
             )
         elapsed = time.perf_counter() - started
-        generated = output[:, prompt_width:].tolist()
-        for i, row, budget in zip(runnable, generated, budgets):
+        generated = output.sequences[:, prompt_width:].tolist()
+        for k, (i, row, budget) in enumerate(zip(runnable, generated, budgets)):
             row = row[:budget]
-            stop_at = next((k for k, token in enumerate(row) if token in self._stop_ids), None)
+            stop_at = next((n for n, token in enumerate(row) if token in self._stop_ids), None)
             tokens = row if stop_at is None else row[:stop_at]
+            wanted = batch[i].sampling.top_logprobs
             results[i] = Result(
                 id=batch[i].id,
                 text=self.tokenizer.decode(tokens, skip_special_tokens=True),
                 finish_reason="length" if stop_at is None else "stop",
                 usage=Usage(prompt_tokens=prompt_lengths[i], completion_tokens=len(tokens) + (stop_at is not None)),
                 latency_s=round(elapsed, 3),
+                logprobs=self._alternatives(output.logits, k, tokens, wanted) if wanted else None,
             )
         return results
+
+    def _alternatives(self, logits: Any, row: int, tokens: list[int], k: int) -> list[TokenAlternatives]:
+        """Each generated token of one row with its top-k raw alternatives (log-probabilities)."""
+        if not tokens:
+            return []
+        torch = self._torch
+        logprobs = torch.log_softmax(torch.stack([logits[step][row] for step in range(len(tokens))]).float(), dim=-1)
+        values, ids = torch.topk(logprobs, k, dim=-1)
+        chosen = logprobs[torch.arange(len(tokens)), torch.tensor(tokens)].tolist()
+        pieces = self.tokenizer.batch_decode([[int(t)] for t in ids.reshape(-1)])
+        texts = self.tokenizer.batch_decode([[t] for t in tokens])
+        out = []
+        for step, text in enumerate(texts):
+            top = dict(zip(pieces[step * k : (step + 1) * k], values[step].tolist()))
+            top.setdefault(text, chosen[step])
+            out.append(TokenAlternatives(text=text, top=top))
+        return out
 
 
 class _RowwiseConstraint:

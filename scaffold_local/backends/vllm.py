@@ -21,7 +21,17 @@ from ..config import ModelConfig
 from ..embedded import EMBEDDED_PREFIX
 from ..engine_options import VllmOptions
 from ..provenance import package_versions
-from .base import BackendError, Request, Result, Usage, context_overflow, error_results, finish_fields
+from .base import (
+    BackendError,
+    Request,
+    Result,
+    TokenAlternatives,
+    Usage,
+    context_overflow,
+    covering_text,
+    error_results,
+    finish_fields,
+)
 from .child_stderr import ChildStderr
 from .weights import resolve_model_path
 
@@ -123,7 +133,19 @@ def sampling_params(request: Request, compact_whitespace: bool, grammar_engine: 
                           else {"disable_any_whitespace": True})
         structured = StructuredOutputsParams(json=request.json_schema, **whitespace)
     return SamplingParams(max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p, seed=s.seed,
-                          structured_outputs=structured)
+                          structured_outputs=structured, logprobs=s.top_logprobs or None)
+
+
+def token_alternatives(completion: Any) -> list[TokenAlternatives] | None:
+    """vLLM's per-position log-probabilities as token alternatives ("raw" in vLLM's terms: before
+    sampling parameters, but after the structured-output mask)."""
+    if not completion.logprobs:
+        return None
+    out = []
+    for token_id, position in zip(completion.token_ids, completion.logprobs):
+        top = {(lp.decoded_token or ""): lp.logprob for lp in position.values()}
+        out.append(TokenAlternatives(text=position[token_id].decoded_token or "", top=top))
+    return covering_text(out, completion.text)
 
 
 class VllmBackend:
@@ -225,5 +247,6 @@ class VllmBackend:
                 usage=Usage(prompt_tokens=len(output.prompt_token_ids or ()), completion_tokens=len(completion.token_ids),
                             cached_prompt_tokens=output.num_cached_tokens),
                 latency_s=elapsed,
+                logprobs=token_alternatives(completion),
             ))
         return results

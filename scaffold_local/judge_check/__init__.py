@@ -1,0 +1,115 @@
+"""The built-in judge check: can this judge tell whether a summary conveys a fact better than word
+overlap can?
+
+`cases.jsonl` (shipped with the package) holds six short documents written for this check, each
+with four key facts and three summaries built so that every fact's presence is known: kept
+verbatim, paraphrased (few shared words), dropped, or contradicted (many shared words, the
+opposite meaning). Verbatim and paraphrased facts are present; dropped and contradicted ones are
+not. Word overlap gets verbatim and dropped facts right and is fooled by the other two, so a
+judge that reads meaning beats it clearly; one that does not, does not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..config import ModelConfig
+from ..data import Candidate, Document
+from ..metaeval.agreement import Estimate, binary_agreement
+from ..metaeval.realsumm import OVERLAP_PRESENT, facts_scaffold
+from ..pipeline import Pipeline
+from ..text import normalize, overlap, sha256_text
+from ..views import VIEW_SPECS
+
+CASES = Path(__file__).with_name("cases.jsonl")
+PRESENT = ("verbatim", "paraphrased")
+KINDS = ("verbatim", "paraphrased", "dropped", "contradicted")
+
+
+@dataclass
+class CheckResult:
+    judge: str
+    items: int
+    failed: int
+    judge_agreement: dict[str, Estimate]
+    overlap_agreement: dict[str, Estimate]
+    kept_rate: dict[str, dict[str, float]] = field(default_factory=dict)  # scorer -> kind -> share judged present
+
+    @property
+    def no_better_than_overlap(self) -> bool:
+        judge, words = self.judge_agreement["balanced_accuracy"].value, self.overlap_agreement["balanced_accuracy"].value
+        return judge is None or (words is not None and judge <= words)
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge": self.judge, "items": self.items, "failed": self.failed,
+                "judge_balanced_accuracy": self.judge_agreement["balanced_accuracy"].value,
+                "overlap_balanced_accuracy": self.overlap_agreement["balanced_accuracy"].value,
+                "kept_rate": self.kept_rate, "no_better_than_overlap": self.no_better_than_overlap,
+                "checked_at": datetime.now(UTC).isoformat(timespec="seconds")}
+
+
+def load_cases() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def run_check(pipeline: Pipeline) -> CheckResult:
+    items: list[tuple[str, str, Any, int, str, str]] = []  # (doc, kind, request, fact index, summary, fact)
+    planned_all = []
+    for case in load_cases():
+        text = normalize(case["document"])
+        document = Document(doc_id=case["doc_id"], text=text, sha256=sha256_text(text))
+        scaffold = facts_scaffold(document, case["facts"], origin="judge-check")
+        for n, summary in enumerate(case["summaries"], 1):
+            candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=summary["summary"])
+            planned = [p for p in pipeline.judge.judgment_requests(scaffold, document, candidate) if p.task == "align_facts"]
+            planned_all += planned
+            for i, (fact, kind) in enumerate(zip(case["facts"], summary["presence"]), 1):
+                items.append((document.doc_id, kind, planned[0], i, summary["summary"], fact))
+    records, _ = pipeline.answer(planned_all, "checking the judge")
+
+    truth, judged, words, groups, kinds = [], [], [], [], []
+    failed = 0
+    for doc_id, kind, request, index, summary, fact in items:
+        record = records.get(request.cache_key)
+        if record is None or record.parsed is None:
+            failed += 1
+            continue
+        truth.append(int(kind in PRESENT))
+        judged.append(int(bool(VIEW_SPECS["facts"].read(record.parsed).kept.get(f"F{index}"))))
+        words.append(int(overlap(fact, summary) >= OVERLAP_PRESENT))
+        groups.append(doc_id)
+        kinds.append(kind)
+    result = CheckResult(pipeline.config.name, len(truth), failed, binary_agreement(truth, judged, groups),
+                         binary_agreement(truth, words, groups))
+    for scorer, decisions in (("judge", judged), ("word overlap", words)):
+        result.kept_rate[scorer] = {kind: sum(d for d, k in zip(decisions, kinds) if k == kind) / max(1, kinds.count(kind))
+                                    for kind in KINDS}
+    return result
+
+
+def record_path(store: Path, config: ModelConfig) -> Path:
+    return store / "judge-checks" / f"{config.name}-{config.fingerprint()[:12]}.json"
+
+
+def save(store: Path, config: ModelConfig, result: CheckResult) -> Path:
+    path = record_path(store, config)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result.describe(), indent=1), encoding="utf-8")
+    return path
+
+
+def first_use(store: Path, config: ModelConfig) -> bool:
+    """True the first time this judge config (by fingerprint) scores in this store; remembers it."""
+    if record_path(store, config).is_file():
+        return False
+    seen = store / "judge-checks" / "seen" / hashlib.sha256(config.fingerprint().encode()).hexdigest()[:16]
+    if seen.is_file():
+        return False
+    seen.parent.mkdir(parents=True, exist_ok=True)
+    seen.write_text(config.name, encoding="utf-8")
+    return True

@@ -1,0 +1,150 @@
+"""Agreement of judge decisions with human labels, with intervals that respect how the data is
+grouped: the bootstrap resamples documents (every item of a resampled document comes along), so
+the many items of one document do not pass for independent evidence."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+N_RESAMPLES = 1000
+
+
+@dataclass
+class Estimate:
+    value: float | None
+    low: float | None = None  # 95% interval, percentile bootstrap over documents
+    high: float | None = None
+
+    def __str__(self) -> str:
+        if self.value is None:
+            return "undefined"
+        interval = f" [{self.low:.3f}, {self.high:.3f}]" if self.low is not None and self.high is not None else ""
+        return f"{self.value:.3f}{interval}"
+
+
+def _safe(metric: Callable[..., float], *args: object, **kwargs: object) -> float | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            value = float(metric(*args, **kwargs))
+        except ValueError:
+            return None
+    return None if np.isnan(value) else value
+
+
+def _binary_metrics() -> dict[str, Callable[[np.ndarray, np.ndarray], float | None]]:
+    from sklearn import metrics as m
+
+    return {
+        "balanced_accuracy": lambda t, p: _safe(m.balanced_accuracy_score, t, p) if len(set(t)) > 1 else None,
+        "cohen_kappa": lambda t, p: _safe(m.cohen_kappa_score, t, p),
+        "precision_present": lambda t, p: _safe(m.precision_score, t, p, zero_division=np.nan),
+        "recall_present": lambda t, p: _safe(m.recall_score, t, p, zero_division=np.nan),
+        "accuracy": lambda t, p: _safe(m.accuracy_score, t, p),
+    }
+
+
+def grouped_bootstrap(statistic: Callable[[np.ndarray], float | None], groups: Sequence[str], seed: int = 0,
+                      n_resamples: int = N_RESAMPLES) -> tuple[float | None, float | None, float | None]:
+    """The statistic on all items (given as an index array), and its percentile 95% interval when
+    whole groups (documents) are resampled."""
+    labels = np.asarray(groups)
+    members = {g: np.flatnonzero(labels == g) for g in dict.fromkeys(groups)}
+    everything = np.arange(len(labels))
+    value = statistic(everything)
+    if value is None or len(members) < 2:
+        return value, None, None
+    rng = np.random.default_rng(seed)
+    names = list(members)
+    draws = []
+    for _ in range(n_resamples):
+        picked = rng.integers(0, len(names), size=len(names))
+        result = statistic(np.concatenate([members[names[i]] for i in picked]))
+        if result is not None:
+            draws.append(result)
+    if len(draws) < n_resamples // 2:
+        return value, None, None
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return value, float(low), float(high)
+
+
+def binary_agreement(truth: Sequence[int], predicted: Sequence[int], groups: Sequence[str],
+                     seed: int = 0) -> dict[str, Estimate]:
+    """Balanced accuracy, Cohen's kappa, precision and recall of "present" (label 1), accuracy."""
+    t, p = np.asarray(truth), np.asarray(predicted)
+    out = {}
+    for name, metric in _binary_metrics().items():
+        def statistic(idx: np.ndarray, metric: Callable[[np.ndarray, np.ndarray], float | None] = metric) -> float | None:
+            return metric(t[idx], p[idx])
+
+        out[name] = Estimate(*grouped_bootstrap(statistic, groups, seed))
+    return out
+
+
+def majority_of_others(per_annotator: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
+    """(one annotator's label, the majority of the others' labels) for every annotator and item: the
+    human ceiling's pairs. A tie among the others counts as 0, as the datasets' own majorities do."""
+    labels = np.asarray(per_annotator)
+    pairs: list[tuple[int, int]] = []
+    for a in range(labels.shape[0]):
+        others = np.delete(labels, a, axis=0)
+        majority = (2 * others.sum(axis=0) > others.shape[0]).astype(int)
+        pairs.extend(zip(labels[a].tolist(), majority.tolist()))
+    return pairs
+
+
+def correlations(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> dict[str, Any]:
+    """Pearson, Spearman and Kendall correlation; None with fewer than 3 points or a constant side."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = ~np.isnan(a) & ~np.isnan(b)
+    a, b = a[keep], b[keep]
+    if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return {"pearson": None, "spearman": None, "kendall": None, "n": len(a)}
+    return {"pearson": float(stats.pearsonr(a, b)[0]), "spearman": float(stats.spearmanr(a, b)[0]),
+            "kendall": float(stats.kendalltau(a, b)[0]), "n": len(a)}
+
+
+@dataclass
+class Calibration:
+    auroc: float | None  # how well P(kept) ranks present above absent items
+    ece: float | None  # expected calibration error over `bins` equal-width bins
+    reliability: list[dict[str, Any]]  # per bin: range, items, mean P(kept), share present
+    threshold: float | None  # maximises balanced accuracy on the calibration half of the documents
+    held_out_balanced_accuracy: float | None  # of P(kept) >= threshold, on the other half
+    held_out_balanced_accuracy_at_half: float | None  # of P(kept) >= 0.5 (the verdicts), on the same half
+
+
+def calibration(truth: Sequence[int], probability: Sequence[float], groups: Sequence[str], seed: int = 0,
+                bins: int = 10) -> Calibration:
+    from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
+    t, p, g = np.asarray(truth), np.asarray(probability, dtype=float), np.asarray(groups)
+    auroc = _safe(roc_auc_score, t, p) if len(set(t.tolist())) > 1 else None
+    edges = np.linspace(0, 1, bins + 1)
+    which = np.clip(np.digitize(p, edges[1:-1]), 0, bins - 1)
+    reliability, ece = [], 0.0
+    for b in range(bins):
+        members = which == b
+        if members.any():
+            mean_p, rate = float(p[members].mean()), float(t[members].mean())
+            ece += members.mean() * abs(mean_p - rate)
+            reliability.append({"bin": f"{edges[b]:.1f}-{edges[b + 1]:.1f}", "items": int(members.sum()),
+                                "mean_p_kept": mean_p, "share_present": rate})
+    documents = list(dict.fromkeys(groups))
+    np.random.default_rng(seed).shuffle(documents)
+    calibrate = np.isin(g, documents[: len(documents) // 2])
+    threshold = held = held_half = None
+    if calibrate.any() and (~calibrate).any() and len(set(t[calibrate].tolist())) > 1:
+        candidates = np.unique(p[calibrate])
+        scores = [balanced_accuracy_score(t[calibrate], p[calibrate] >= c) for c in candidates]
+        threshold = float(candidates[int(np.argmax(scores))])
+        if len(set(t[~calibrate].tolist())) > 1:
+            held = _safe(balanced_accuracy_score, t[~calibrate], p[~calibrate] >= threshold)
+            held_half = _safe(balanced_accuracy_score, t[~calibrate], p[~calibrate] >= 0.5)
+    return Calibration(auroc, float(ece) if reliability else None, reliability, threshold, held, held_half)

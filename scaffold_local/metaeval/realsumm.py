@@ -1,0 +1,235 @@
+"""REALSumm (CNN/DM, human key facts = SCUs, per-annotator presence labels).
+
+Alignment: the human key facts are the scaffold (no extraction, every fact a main point, none
+dropped as a duplicate so fact i is the human's SCU i); the judge's inferred / not inferred per
+(summary, key fact) is compared with the human majority, beside the human ceiling (each annotator
+against the majority of the others) and a word-overlap baseline on the same items; the judge's FC
+per summary is correlated with the human LitePyramid recall, per summary and per system.
+
+Extraction: the judge's own extracted facts against the human key facts, matched both ways by the
+judge itself (a human fact is covered when the judge infers it from the list of extracted facts;
+an extracted fact is matched when the judge infers it from the list of human facts), and by a
+word-overlap rule (at least half of one fact's content words in the other) as a cheap check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..data import Candidate, Document
+from ..pipeline import Pipeline
+from ..records import Record
+from ..requests import PlannedRequest
+from ..schemas import Fact, Scaffold
+from ..text import normalize, overlap, sha256_text
+from ..views import VIEW_SPECS
+from .agreement import binary_agreement, calibration, correlations, grouped_bootstrap, majority_of_others
+from .results import MetaEvalResult
+
+OVERLAP_PRESENT = 0.5  # word-overlap baseline and fallback: share of a fact's content words found
+
+
+def document_of(doc: dict[str, Any]) -> Document:
+    text = normalize(doc["document"])
+    return Document(doc_id=str(doc["doc_id"]), text=text, sha256=sha256_text(text))
+
+
+def facts_scaffold(document: Document, facts: Sequence[str], origin: str = "user") -> Scaffold:
+    """A scaffold of exactly these facts, in order (F1 is facts[0]), each a main point."""
+    key = hashlib.sha256(json.dumps([origin, document.sha256, list(facts)]).encode()).hexdigest()
+    return Scaffold(key=key, doc_id=document.doc_id, document_sha256=document.sha256, origin="user",
+                    facts=tuple(Fact(id=f"F{i}", text=t, label="main point") for i, t in enumerate(facts, 1)),
+                    questions=None, entities=None, failures={"questions": "not used", "entities": "not used"},
+                    assembly=2)
+
+
+def _fact_requests(pipeline: Pipeline, scaffold: Scaffold, document: Document, candidate: Candidate) -> list[PlannedRequest]:
+    return [p for p in pipeline.judge.judgment_requests(scaffold, document, candidate) if p.task == "align_facts"]
+
+
+def _inferred(record: Record | None, n_facts: int) -> list[int] | None:
+    """Per fact 1 (inferred) or 0, or None when the judgment failed."""
+    if record is None or record.parsed is None:
+        return None
+    kept = VIEW_SPECS["facts"].read(record.parsed).kept
+    return [int(bool(kept.get(f"F{i}"))) for i in range(1, n_facts + 1)]
+
+
+@dataclass
+class _Items:
+    """The (summary, key fact) items with the judge's verdict, the human label and the baselines."""
+
+    truth: list[int] = field(default_factory=list)
+    judged: list[int] = field(default_factory=list)
+    lexical: list[int] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    confident: list[tuple[int, float, str]] = field(default_factory=list)  # (human label, P(kept), document)
+    ceiling: list[tuple[int, int]] = field(default_factory=list)  # (annotator, majority of the others)
+    ceiling_groups: list[str] = field(default_factory=list)
+    fc_rows: list[dict[str, Any]] = field(default_factory=list)
+    failed: int = 0
+
+    def add(self, doc: dict[str, Any], summary: dict[str, Any], doc_id: str, verdicts: list[int],
+            confidence: dict[str, float] | None) -> None:
+        human = summary["human"]["scu_presence"]
+        lexical = [int(overlap(fact, summary["summary"]) >= OVERLAP_PRESENT) for fact in doc["keyfacts"]]
+        self.truth += human
+        self.judged += verdicts
+        self.lexical += lexical
+        self.groups += [doc_id] * len(human)
+        if confidence:
+            self.confident += [(label, confidence[f"F{i}"], doc_id)
+                               for i, label in enumerate(human, 1) if f"F{i}" in confidence]
+        pairs = majority_of_others(summary["human"]["scu_presence_per_annotator"])
+        self.ceiling += pairs
+        self.ceiling_groups += [doc_id] * len(pairs)
+        self.fc_rows.append({"doc_id": doc_id, "system": summary["system"], "judge_fc": float(np.mean(verdicts)),
+                             "lexical_fc": float(np.mean(lexical)),
+                             "human_litepyramid": summary["human"]["litepyramid_recall"]})
+
+
+def alignment(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
+    plans = []
+    for doc in docs:
+        document = document_of(doc)
+        scaffold = facts_scaffold(document, doc["keyfacts"])
+        for n, summary in enumerate(doc["summaries"], 1):
+            candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=summary["summary"])
+            plans.append((doc, summary, document, _fact_requests(pipeline, scaffold, document, candidate)))
+    records, _ = pipeline.answer([p for *_, planned in plans for p in planned], "judging key facts")
+    items = _Items()
+    for doc, summary, document, planned in plans:
+        n_facts = len(doc["keyfacts"])
+        record = records.get(planned[0].cache_key) if planned else None
+        verdicts = [0] * n_facts if not planned else _inferred(record, n_facts)  # no sentences: nothing conveyed
+        if verdicts is None:
+            items.failed += n_facts
+        else:
+            items.add(doc, summary, document.doc_id, verdicts, record.confidence if record else None)
+    return _alignment_result(pipeline.config.name, len(docs), items, seed)
+
+
+def _alignment_result(judge: str, documents: int, items: _Items, seed: int) -> MetaEvalResult:
+    result = MetaEvalResult("realsumm-alignment", judge, documents, len(items.truth), items.failed)
+    judge_agreement = binary_agreement(items.truth, items.judged, items.groups, seed)
+    result.agreement_rows("judge", judge_agreement, len(items.truth))
+    ceiling = binary_agreement([m for _, m in items.ceiling], [a for a, _ in items.ceiling], items.ceiling_groups, seed)
+    result.agreement_rows("human ceiling (annotator vs majority of the others)", ceiling, len(items.ceiling))
+    lexical_agreement = binary_agreement(items.truth, items.lexical, items.groups, seed)
+    result.agreement_rows(f"word overlap >= {OVERLAP_PRESENT}", lexical_agreement, len(items.truth))
+    result.tables["fc_per_summary"] = items.fc_rows
+    result.tables["fc_correlation"] = _fc_correlations(items.fc_rows)
+    result.summary = [
+        f"balanced accuracy: judge {judge_agreement['balanced_accuracy']}, "
+        f"word overlap {lexical_agreement['balanced_accuracy']}",
+        f"Cohen's kappa: judge {judge_agreement['cohen_kappa']}, word overlap {lexical_agreement['cohen_kappa']}",
+        f"human ceiling: balanced accuracy {ceiling['balanced_accuracy']}, kappa {ceiling['cohen_kappa']}",
+        *[f"{row['level']}-level correlation of FC with LitePyramid recall ({row['scorer']}): "
+          f"pearson {_f(row['pearson'])}, spearman {_f(row['spearman'])}, kendall {_f(row['kendall'])} (n={row['n']})"
+          for row in result.tables["fc_correlation"]],
+    ]
+    if items.confident:
+        _confidence_tables(result, items.confident, seed)
+    return result
+
+
+def _confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float, str]], seed: int) -> None:
+    calibrated = calibration([c[0] for c in confident], [c[1] for c in confident], [c[2] for c in confident], seed)
+    result.tables["confidence"] = [{"items": len(confident), "auroc": calibrated.auroc, "ece": calibrated.ece,
+                                    "threshold": calibrated.threshold,
+                                    "held_out_balanced_accuracy": calibrated.held_out_balanced_accuracy,
+                                    "held_out_balanced_accuracy_at_0.5": calibrated.held_out_balanced_accuracy_at_half}]
+    result.tables["reliability"] = calibrated.reliability
+    result.summary.append(
+        f"verdict confidence ({len(confident)} items): AUROC {_f(calibrated.auroc)}, ECE {_f(calibrated.ece)}; "
+        f"threshold {_f(calibrated.threshold)} from half the documents gives balanced accuracy "
+        f"{_f(calibrated.held_out_balanced_accuracy)} on the other half "
+        f"(the verdicts themselves: {_f(calibrated.held_out_balanced_accuracy_at_half)})")
+
+
+def _f(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.3f}"
+
+
+def _fc_correlations(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    systems = sorted({r["system"] for r in rows})
+    for scorer in ("judge_fc", "lexical_fc"):
+        out.append({"level": "summary", "scorer": scorer,
+                    **correlations([r[scorer] for r in rows], [r["human_litepyramid"] for r in rows])})
+        means = [(np.mean([r[scorer] for r in rows if r["system"] == s]),
+                  np.mean([r["human_litepyramid"] for r in rows if r["system"] == s])) for s in systems]
+        out.append({"level": "system", "scorer": scorer, **correlations([m[0] for m in means], [m[1] for m in means])})
+    return out
+
+
+def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
+    documents = [document_of(doc) for doc in docs]
+    extracted = pipeline.extract(documents)
+    plans = []
+    failed_docs = 0
+    for doc, document in zip(docs, documents):
+        scaffold = extracted.scaffolds.get(document.doc_id)
+        if scaffold is None or not scaffold.facts:
+            failed_docs += 1
+            continue
+        ours = [f.text for f in scaffold.facts]
+        human = doc["keyfacts"]
+        # A human fact is covered when the judge infers it from our facts, and the other way round.
+        ours_as_summary = Candidate(record=1, doc_id=document.doc_id, system="extracted facts", summary="\n".join(ours))
+        human_as_summary = Candidate(record=2, doc_id=document.doc_id, system="human facts", summary="\n".join(human))
+        covered = _fact_requests(pipeline, facts_scaffold(document, human), document, ours_as_summary)
+        matched = _fact_requests(pipeline, facts_scaffold(document, ours, origin="extracted"), document, human_as_summary)
+        plans.append((document, human, ours, covered, matched))
+    records, _ = pipeline.answer([p for *_, c, m in plans for p in (*c, *m)], "matching facts")
+
+    rows: list[dict[str, Any]] = []
+    failed = 0
+    for document, human, ours, covered, matched in plans:
+        by_judge_covered = _inferred(records.get(covered[0].cache_key), len(human)) if covered else None
+        by_judge_matched = _inferred(records.get(matched[0].cache_key), len(ours)) if matched else None
+        if by_judge_covered is None or by_judge_matched is None:
+            failed += 1
+            continue
+        rows.append({
+            "doc_id": document.doc_id, "human_facts": len(human), "extracted_facts": len(ours),
+            "judge_covered": sum(by_judge_covered), "judge_unmatched": len(ours) - sum(by_judge_matched),
+            "lexical_covered": sum(max(overlap(h, o) for o in ours) >= OVERLAP_PRESENT for h in human),
+            "lexical_unmatched": sum(max(overlap(o, h) for h in human) < OVERLAP_PRESENT for o in ours),
+        })
+    result = MetaEvalResult("realsumm-extraction", pipeline.config.name, len(docs), sum(r["human_facts"] for r in rows),
+                            failed + failed_docs)
+    result.tables["per_document"] = rows
+    shares: list[dict[str, Any]] = []
+    for rule in ("judge", "lexical"):
+        covered_share = _pooled_share(rows, f"{rule}_covered", "human_facts", seed)
+        unmatched_share = _pooled_share(rows, f"{rule}_unmatched", "extracted_facts", seed)
+        shares += [{"rule": rule, "measure": "human facts covered", "value": covered_share[0], "low95": covered_share[1],
+                    "high95": covered_share[2]},
+                   {"rule": rule, "measure": "extracted facts matching no human fact", "value": unmatched_share[0],
+                    "low95": unmatched_share[1], "high95": unmatched_share[2]}]
+    result.tables["coverage"] = shares
+    result.summary = [f"{r['measure']} ({r['rule']} rule): {_f(r['value'])} [{_f(r['low95'])}, {_f(r['high95'])}]"
+                      for r in shares]
+    result.summary.append(f"documents without an extracted fact list: {failed_docs}; failed matching judgments: {failed}")
+    return result
+
+
+def _pooled_share(rows: list[dict[str, Any]], part: str, whole: str, seed: int) -> tuple[float | None, ...]:
+    """sum(part) / sum(whole) over documents, with a bootstrap interval over documents."""
+    if not rows:
+        return None, None, None
+    numerator = np.array([r[part] for r in rows], dtype=float)
+    denominator = np.array([r[whole] for r in rows], dtype=float)
+
+    def share(idx: np.ndarray) -> float | None:
+        total = denominator[idx].sum()
+        return float(numerator[idx].sum() / total) if total else None
+
+    return grouped_bootstrap(share, [r["doc_id"] for r in rows], seed)

@@ -1,0 +1,55 @@
+"""A meta-evaluation's result: its tables (written as JSON and CSV) and a short text summary."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .agreement import Estimate
+
+
+@dataclass
+class MetaEvalResult:
+    task: str
+    judge: str
+    documents: int
+    items: int  # items compared with human labels
+    failed: int  # items whose judge output failed (kept in the store with its raw text, never counted)
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    summary: list[str] = field(default_factory=list)
+
+    def agreement_rows(self, source: str, estimates: dict[str, Estimate], items: int) -> None:
+        """One row per agreement measure, for `source` (the judge, the human ceiling, a baseline)."""
+        rows = self.tables.setdefault("agreement", [])
+        for measure, e in estimates.items():
+            rows.append({"source": source, "measure": measure, "value": e.value, "low95": e.low, "high95": e.high,
+                         "items": items})
+
+    def headline(self) -> str:
+        return f"{self.task}: judge {self.judge}, {self.documents} documents, {self.items} items, {self.failed} failed"
+
+
+def _clean(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def write(result: MetaEvalResult, out_dir: Path) -> Path:
+    """<out>/<task>.json (every table), <task>.<table>.csv, and <task>.txt (the summary)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tables = {name: [{k: _clean(v) for k, v in row.items()} for row in rows] for name, rows in result.tables.items()}
+    payload = {"task": result.task, "judge": result.judge, "documents": result.documents, "items": result.items,
+               "failed": result.failed, "tables": tables, "summary": result.summary}
+    (out_dir / f"{result.task}.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+    for name, rows in tables.items():
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+        with (out_dir / f"{result.task}.{name}.csv").open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(rows)
+    text = out_dir / f"{result.task}.txt"
+    text.write_text("\n".join([result.headline(), *result.summary]) + "\n", encoding="utf-8")
+    return text

@@ -1,0 +1,63 @@
+"""SummEval (CNN/DM, 16 systems, expert Likert scores for coherence, consistency, fluency and
+relevance): the full method (extraction, every judgment) on the summaries, then Pearson, Spearman
+and Kendall of FC, FPS, F, EPS and the direct-score axes against each expert dimension, over
+summaries and over system means, beside ROUGE-L against the references as the lexical baseline.
+No human ceiling: the data holds the experts' means only, not each expert's score."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..data import Candidate, LoadedInput
+from ..metrics import rouge_l
+from ..pipeline import Pipeline
+from .agreement import correlations
+from .realsumm import document_of
+from .results import MetaEvalResult
+
+JUDGE_METRICS = ("fc", "fps", "f", "eps", "ds_faithfulness", "ds_completeness", "ds_understandability",
+                 "ds_hallucination", "ds")
+METRICS = (*JUDGE_METRICS, "rouge_l")  # ROUGE-L against the references: the lexical baseline
+DIMENSIONS = ("consistency", "relevance", "coherence", "fluency")
+
+
+def correlation(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
+    loaded = LoadedInput(source="summeval", fingerprint=f"summeval:{','.join(str(d['doc_id']) for d in docs)}")
+    human: dict[tuple[str, str], dict[str, float]] = {}
+    lexical: dict[tuple[str, str], float | None] = {}
+    for doc in docs:
+        document = document_of(doc)
+        loaded.documents[document.doc_id] = document
+        for summary in doc["summaries"]:
+            loaded.candidates.append(Candidate(record=len(loaded.candidates) + 1, doc_id=document.doc_id,
+                                               system=summary["system"], summary=summary["summary"]))
+            human[document.doc_id, summary["system"]] = {d: summary["human"][f"expert_mean_{d}"] for d in DIMENSIONS}
+            references = doc.get("references_all") or ([doc["reference"]] if doc.get("reference") else [])
+            lexical[document.doc_id, summary["system"]] = rouge_l(summary["summary"], references)
+    outcome = pipeline.score(loaded, run_name=f"meta-eval-summeval-{pipeline.config.name}-{len(docs)}docs-seed{seed}")
+    rows: list[dict[str, Any]] = [{"doc_id": s.doc_id, "system": s.system, **{m: s.values.get(m) for m in JUDGE_METRICS},
+             "rouge_l": lexical[s.doc_id, s.system],
+             **{f"human_{d}": human[s.doc_id, s.system][d] for d in DIMENSIONS}} for s in outcome.summaries]
+    failed = sum(outcome.failures.values())
+    result = MetaEvalResult("summeval-correlation", pipeline.config.name, len(docs), len(rows), failed)
+    result.tables["per_summary"] = rows
+    table = []
+    systems = sorted({r["system"] for r in rows})
+    for metric in METRICS:
+        for dimension in DIMENSIONS:
+            x = np.array([np.nan if r[metric] is None else r[metric] for r in rows], dtype=float)
+            y = np.array([r[f"human_{dimension}"] for r in rows], dtype=float)
+            table.append({"level": "summary", "metric": metric, "human": dimension, **correlations(x, y)})
+            of = np.array([r["system"] for r in rows])
+            sx = [float(np.nanmean(x[of == s])) if not np.isnan(x[of == s]).all() else np.nan for s in systems]
+            sy = [float(np.mean(y[of == s])) for s in systems]
+            table.append({"level": "system", "metric": metric, "human": dimension, **correlations(sx, sy)})
+    result.tables["correlation"] = table
+    result.summary = [f"run folder: {outcome.run_dir}",
+                      "human ceiling: not computable (the data holds expert means only)"] + [
+        f"{r['level']}-level spearman of {r['metric']} with {r['human']}: "
+        f"{'undefined' if r['spearman'] is None else format(r['spearman'], '.3f')} (n={r['n']})"
+        for r in table if r["metric"] in ("fc", "fps", "f", "ds", "rouge_l") and r["human"] in ("consistency", "relevance")]
+    return result

@@ -1,0 +1,248 @@
+"""Meta-evaluation on small files written here in the shape of the shared human-labelled data (the
+tests never read ../shared/eval-data), its statistics by hand, the built-in judge check, verdict
+confidence and scaffold quality checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scaffold_local import cli
+from scaffold_local.cli import app
+from scaffold_local.data import load_input
+from scaffold_local.metaeval.agreement import binary_agreement, calibration, majority_of_others
+from scaffold_local.pipeline import Pipeline
+from scaffold_local.quality import inspect
+from scaffold_local.schemas import Attribute, Entity, Fact, Scaffold, SchemaLimits
+
+from .helpers import FACTORY, LIBRARY, RESPONDER_CONFIG, write_jsonl
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch):
+    monkeypatch.setattr(cli.console, "width", 250)
+    monkeypatch.setattr(cli.err, "width", 250)
+
+
+def eval_data(root: Path) -> Path:
+    """A tiny evaluation-data folder in the shared shape: realsumm/, frank/, summeval/."""
+    realsumm = [
+        {"doc_id": "factory", "document": FACTORY,
+         "keyfacts": ["Alpha Corp opened a factory in Denton on Monday.", "The factory employs 200 local workers.",
+                      "The plant cost 50 million dollars to build."],
+         "summaries": [
+             {"system": "a", "summary": "Alpha Corp opened a factory in Denton on Monday.",
+              "human": {"scu_presence": [1, 0, 0], "litepyramid_recall": 1 / 3, "n_annotators": 3,
+                        "scu_presence_per_annotator": [[1, 0, 0], [1, 0, 1], [1, 0, 0]]}},
+             {"system": "b", "summary": "The factory employs 200 local workers. It cost 50 million dollars.",
+              "human": {"scu_presence": [0, 1, 1], "litepyramid_recall": 2 / 3, "n_annotators": 3,
+                        "scu_presence_per_annotator": [[0, 1, 1], [0, 1, 1], [1, 1, 0]]}}]},
+        {"doc_id": "library", "document": LIBRARY,
+         "keyfacts": ["The Oakvale library lends bicycles to members.", "The bicycles were donated by a cycling club."],
+         "summaries": [
+             {"system": "a", "summary": "The Oakvale library now lends bicycles to members.",
+              "human": {"scu_presence": [1, 0], "litepyramid_recall": 0.5, "n_annotators": 3,
+                        "scu_presence_per_annotator": [[1, 0], [1, 0], [1, 0]]}},
+             {"system": "b", "summary": "A club gave the town some bikes.",
+              "human": {"scu_presence": [0, 1], "litepyramid_recall": 0.5, "n_annotators": 3,
+                        "scu_presence_per_annotator": [[0, 1], [0, 1], [0, 0]]}}]},
+    ]
+    frank = [{"doc_id": "factory", "document": FACTORY, "summaries": [
+        {"system": "bart", "summary": "Alpha Corp opened a factory in Denton. It will export 900 panels to Mars.",
+         "sentences": ["Alpha Corp opened a factory in Denton.", "It will export 900 panels to Mars."],
+         "human": {"sentence_error_per_annotator": [[0, 1], [0, 1], [0, 0]], "sentence_error_majority": [0, 1],
+                   "frank_summary_scores": {"Factuality": 0.5}}},
+        {"system": "pgn", "summary": "The factory employs 200 local workers.",
+         "sentences": ["The factory employs 200 local workers."],
+         "human": {"sentence_error_per_annotator": [[0], [0], [0]], "sentence_error_majority": [0],
+                   "frank_summary_scores": {"Factuality": 1.0}}}]},
+        {"doc_id": "library", "document": LIBRARY, "summaries": [
+            {"system": "bart", "summary": "The library lends boats to members.",
+             "sentences": ["The library lends boats to members."],
+             "human": {"sentence_error_per_annotator": [[1], [1], [1]], "sentence_error_majority": [1],
+                       "frank_summary_scores": {"Factuality": 0.0}}}]}]
+    summeval = [{"doc_id": d, "document": text, "reference": first, "summaries": [
+        {"system": s, "summary": summary, "human": {f"expert_mean_{k}": v for k, v in zip(
+            ("coherence", "consistency", "fluency", "relevance"), scores)}}
+        for s, summary, scores in [("M1", first, (4, 5, 5, 4)), ("M2", "Something else entirely happened.", (2, 1, 4, 1)),
+                                   ("M3", f"{first} More.", (3, 4, 4, 3))]]}
+        for d, text, first in [("factory", FACTORY, "Alpha Corp opened a factory in Denton on Monday."),
+                               ("library", LIBRARY, "The Oakvale library now lends bicycles to members.")]]
+    for name, rows in (("realsumm/realsumm.jsonl", realsumm), ("frank/frank_sentence_level.jsonl", frank),
+                       ("summeval/summeval.jsonl", summeval)):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        write_jsonl(root / name, rows)
+    return root
+
+
+def test_majority_of_the_others_by_hand():
+    # Annotators [[1,0],[1,1],[1,0]]: a0 against the others' majority [1, 0] ...
+    pairs = majority_of_others([[1, 0], [1, 1], [1, 0]])
+    assert pairs == [(1, 1), (0, 0), (1, 1), (1, 0), (1, 1), (0, 0)]  # ... a tie of the two others counts as 0
+
+
+def test_binary_agreement_by_hand():
+    truth, predicted = [1, 1, 0, 0, 1, 0], [1, 0, 0, 0, 1, 1]
+    result = binary_agreement(truth, predicted, ["d1", "d1", "d1", "d2", "d2", "d2"])
+    # recall of present 2/3, specificity 2/3: balanced accuracy 2/3; precision 2/3; observed 4/6 = expected 0.5 + ...
+    assert result["balanced_accuracy"].value == pytest.approx(2 / 3)
+    assert result["precision_present"].value == pytest.approx(2 / 3) and result["recall_present"].value == pytest.approx(2 / 3)
+    assert result["cohen_kappa"].value == pytest.approx((4 / 6 - 0.5) / 0.5)
+    assert result["balanced_accuracy"].low <= 2 / 3 <= result["balanced_accuracy"].high
+
+
+def test_calibration_by_hand():
+    truth = [1, 1, 0, 0, 1, 0, 1, 0]
+    probability = [0.95, 0.85, 0.15, 0.05, 0.95, 0.15, 0.85, 0.05]
+    result = calibration(truth, probability, ["d1", "d1", "d2", "d2", "d3", "d3", "d4", "d4"], seed=1)
+    assert result.auroc == 1.0  # every present item ranks above every absent one
+    # bins 0.0-0.1: p 0.05 x2, none present; 0.1-0.2: 0.15 x2, none; 0.8-0.9: 0.85 x2, all; 0.9-1.0: 0.95 x2, all
+    assert result.ece == pytest.approx((2 * 0.05 + 2 * 0.15 + 2 * 0.15 + 2 * 0.05) / 8)
+    assert [r["items"] for r in result.reliability] == [2, 2, 2, 2]
+    assert result.held_out_balanced_accuracy == 1.0
+
+
+def test_meta_eval_adapters_on_files_in_the_shared_shape(tmp_path):
+    data = eval_data(tmp_path / "eval-data")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["meta-eval", "all", "-m", str(RESPONDER_CONFIG), "--data", str(data),
+                                 "--store", str(tmp_path / "store"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    alignment = json.loads((out / "realsumm-alignment.json").read_text())
+    assert alignment["items"] == 10 and alignment["failed"] == 0
+    sources = {r["source"] for r in alignment["tables"]["agreement"]}
+    assert sources == {"judge", "human ceiling (annotator vs majority of the others)", "word overlap >= 0.5"}
+    ceiling = {r["measure"]: r for r in alignment["tables"]["agreement"] if r["source"].startswith("human")}
+    assert ceiling["balanced_accuracy"]["items"] == 30  # 3 annotators x 10 (summary, fact) items
+    judge = {r["measure"]: r["value"] for r in alignment["tables"]["agreement"] if r["source"] == "judge"}
+    # The responder infers a fact when a summary sentence holds 60% of its content words: it finds
+    # F1 in factory/a, F2 and F3 in factory/b, F1 in library/a and misses library/b's paraphrase.
+    assert judge["recall_present"] == pytest.approx(4 / 5) and judge["precision_present"] == 1.0
+    assert (out / "realsumm-alignment.agreement.csv").is_file() and (out / "realsumm-alignment.txt").is_file()
+
+    frank = json.loads((out / "frank-faithfulness.json").read_text())
+    assert frank["items"] == 4  # sentences
+    frank_judge = {r["measure"]: r["value"] for r in frank["tables"]["agreement"] if r["source"] == "judge"}
+    assert frank_judge["recall_present"] == 1.0  # both erroneous sentences caught ("present" = an error)
+
+    extraction = json.loads((out / "realsumm-extraction.json").read_text())
+    assert {r["rule"] for r in extraction["tables"]["coverage"]} == {"judge", "lexical"}
+    summeval = json.loads((out / "summeval-correlation.json").read_text())
+    assert summeval["items"] == 6 and {r["level"] for r in summeval["tables"]["correlation"]} == {"summary", "system"}
+    # ROUGE-L against the reference orders the systems M1 (the reference itself) > M3 > M2, as relevance does.
+    lexical = next(r for r in summeval["tables"]["correlation"]
+                   if (r["level"], r["metric"], r["human"]) == ("system", "rouge_l", "relevance"))
+    assert lexical["spearman"] == pytest.approx(1.0) and lexical["n"] == 3
+    assert "balanced accuracy: judge" in result.output
+
+    missing = runner.invoke(app, ["meta-eval", "frank", "-m", str(RESPONDER_CONFIG), "--data", str(tmp_path / "nowhere"),
+                                  "--store", str(tmp_path / "store")])
+    assert missing.exit_code == 2 and "frank_sentence_level.jsonl not found" in missing.output
+
+
+def test_seeded_sampling_by_document(tmp_path):
+    from scaffold_local.metaeval.data import load
+
+    data = eval_data(tmp_path)
+    one = load(data, "realsumm", limit=1, seed=3)
+    assert len(one) == 1 and one == load(data, "realsumm", limit=1, seed=3)
+    assert len(load(data, "realsumm")) == 2
+
+
+def test_check_judge_on_the_responder_and_the_first_use_hint(small_input, tmp_path):
+    store = tmp_path / "store"
+    first = runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store)])
+    assert "first run with judge responder in this store" in first.output and "check-judge" in first.output
+    again = runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store)])
+    assert "first run with judge" not in again.output
+    result = runner.invoke(app, ["check-judge", "-m", str(RESPONDER_CONFIG), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads(next((store / "judge-checks").glob("responder-*.json")).read_text())
+    assert saved["items"] == 72 and saved["failed"] == 0
+    # Word overlap keeps every verbatim fact, drops dropped ones, misses paraphrases and is fooled by
+    # contradictions (the cases are built for it): 20 of 37 present, 17 of 35 absent found.
+    assert saved["overlap_balanced_accuracy"] == pytest.approx((20 / 37 + 17 / 35) / 2)
+    assert saved["kept_rate"]["word overlap"] == {"verbatim": 1.0, "paraphrased": 1 / 18, "dropped": 0.0,
+                                                   "contradicted": 1.0}
+
+
+def test_verdict_confidence_and_weighted_verdicts(responder_config, small_input, tmp_path):
+    confident = responder_config.model_copy(update={"verdict_confidence": True})
+    assert confident.fingerprint() == responder_config.fingerprint()  # the requests carry it, not the judge
+    plain = Pipeline(responder_config, tmp_path / "store").score(load_input(small_input))
+    weighted = Pipeline(responder_config, tmp_path / "store", weighted_verdicts=True).score(load_input(small_input))
+    assert weighted.run_dir != plain.run_dir
+    from scaffold_local import runs
+
+    records = runs.open(weighted.run_dir).records_for("factory", "details")
+    facts = records["facts"]
+    assert facts.confidence is not None and set(facts.confidence) == {"F1", "F2", "F3", "F4", "F5"}
+    for item, verdict in facts.parsed.items():  # P(kept) sides with the verdict
+        assert (facts.confidence[item] >= 0.5) == verdict["inferred"]
+    scores = {(s.doc_id, s.system): s.values for s in weighted.summaries}
+    # FC counts each main or supporting fact (F1..F4; F5 is "other") by its probability.
+    assert scores["factory", "details"]["fc"] == pytest.approx(sum(facts.confidence[f"F{i}"] for i in range(1, 5)) / 4)
+    assert {(s.doc_id, s.system): s.values["fc"] for s in plain.summaries}["factory", "details"] == 0.75
+
+
+def test_verdict_confidence_is_read_where_the_verdict_is_decided():
+    """Hand-made token alternatives in the shapes engines give: BPE pieces that straddle the
+    decision, a grammar's masked -inf, and a side missing from the top alternatives."""
+    import math
+
+    from scaffold_local.backends.base import TokenAlternatives as T
+    from scaffold_local.requests import verdict_confidence
+
+    text = '{"F1":{"sentence_ids":[2],"inferred":true},"F2":{"sentence_ids":[],"inferred":false}}'
+    pieces = [T(text='{"F1":{"sentence_ids', top={}), T(text='":[', top={}),
+              # F1 decided here: "2" and "1" (kept, 0.3 + 0.1) against "]" (not kept, 0.2); " " says nothing
+              T(text="2", top={"2": math.log(0.3), "1": math.log(0.1), "],": math.log(0.2), " ": math.log(0.4)}),
+              T(text='],"inferred":', top={}),
+              T(text="true", top={"true": 0.0, "false": -math.inf}),  # forced by the grammar after evidence
+              T(text='},"F2":{"sentence_ids', top={}),
+              # F2 decided inside a piece that starts before the decision: '":[]' (not kept, 0.5) vs
+              # '":[1' (kept, 0.25); '":[' alone ends at the decision and says nothing
+              T(text='":[]', top={'":[]': math.log(0.5), '":[1': math.log(0.25), '":[': math.log(0.25)}),
+              T(text=',"inferred":', top={}),
+              T(text="false", top={"false": math.log(0.9), "tr": math.log(0.05)}),
+              T(text="}}", top={})]
+    assert "".join(p.text for p in pieces) == text
+    decided_by_evidence = verdict_confidence(text, pieces, "inferred", evidence_decides=True)
+    assert decided_by_evidence == pytest.approx({"F1": 0.4 / 0.6, "F2": 0.25 / 0.75})
+    # Read at the words instead (method v1): F1's "false" was masked, so it counts at the floor, the
+    # least likely finite alternative (here the chosen word itself, P = 1): an upper bound, P = 1/2.
+    by_word = verdict_confidence(text, pieces, "inferred", evidence_decides=False)
+    assert by_word == pytest.approx({"F1": 0.5, "F2": 0.05 / 0.95})
+
+
+def test_scaffold_quality_checks_without_the_judge():
+    limits = SchemaLimits(statement_chars=40)
+    scaffold = Scaffold(
+        key="k", doc_id="d", document_sha256="0" * 64,
+        facts=(Fact(id="F1", text="Alpha Corp opened a factory in Denton.", label="main point"),
+               Fact(id="F2", text="alpha corp opened the factory in denton", label="supporting detail"),
+               Fact(id="F3", text="x" * 40, label="other")),
+        questions=(), entities=(Entity(id="E1", name="Alpha", kind="org", attributes=(
+            Attribute(id="E1.A1", text="Alpha opened a factory.", label="main point"),)),
+            Entity(id="E2", name="Denton", kind="other", attributes=(
+                Attribute(id="E2.A1", text="Alpha opened a factory.", label="main point"),))))
+    quality = inspect(scaffold, limits)
+    assert quality.near_duplicates == [("F1", "F2", 1.0)]  # attributes of two entities may repeat a fact
+    assert quality.at_length_bound == ["F3"]
+    assert quality.labels["facts"] == {"main point": 1, "supporting detail": 1, "other": 1}
+    assert quality.unsupported is None and "F1~F2" in quality.describe()
+
+
+def test_extract_check_asks_the_judge_which_facts_the_source_supports(tmp_path):
+    rows = [{"doc_id": "factory", "document": FACTORY, "system": "s", "summary": "A factory opened."}]
+    result = runner.invoke(app, ["extract", str(write_jsonl(tmp_path / "in.jsonl", rows)), "-m", str(RESPONDER_CONFIG),
+                                 "--store", str(tmp_path / "store"), "--check"])
+    assert result.exit_code == 0, result.output
+    assert "factory: main/supporting/other facts 2/2/1" in result.output
+    assert "unsupported by the source: none" in result.output  # every fact is a sentence of the document
+    assert list((tmp_path / "store" / "scaffolds").rglob("*.quality.json"))
