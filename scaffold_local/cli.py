@@ -59,12 +59,12 @@ def _fail(message: object, code: int) -> NoReturn:
 
 
 @contextlib.contextmanager
-def _rich_progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
+def _rich_progress(label: str, total: int) -> Iterator[Callable[..., None]]:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TimeRemainingColumn())
     with Progress(*columns, console=err, transient=False) as progress:
         task = progress.add_task(label, total=total)
-        yield lambda n: progress.advance(task, n)
+        yield lambda n, detail="": progress.update(task, advance=n, description=f"{label} ({detail})" if detail else label)
 
 
 def _load(input_path: Path, document_field: str, summary_field: str, system_field: str,

@@ -8,20 +8,27 @@ import contextlib
 import itertools
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from .backends import Backend, Result
+from .backends.base import ReportsSteps
 from .config import ModelConfig
 from .records import Record
 from .requests import Judge, PlannedRequest
 
-# progress(label, total) -> context manager yielding advance(n)
-ProgressFactory = Callable[[str, int], contextlib.AbstractContextManager[Callable[[int], None]]]
+
+class Advance(Protocol):
+    def __call__(self, n: int, detail: str = "") -> None:
+        """n more requests done; `detail` says what is happening inside the current engine call."""
+
+
+# progress(label, total) -> context manager yielding advance(n, detail="")
+ProgressFactory = Callable[[str, int], contextlib.AbstractContextManager[Advance]]
 
 
 @contextlib.contextmanager
-def no_progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
-    yield lambda n: None
+def no_progress(label: str, total: int) -> Iterator[Advance]:
+    yield lambda n, detail="": None
 
 
 class Dispatcher:
@@ -54,18 +61,21 @@ class Dispatcher:
             return
         with self.progress(label, len(planned)) as advance:
             for batch in batches(planned, self.batch_requests):
-                records = [self.judge.record(p, r) for p, r in zip(batch, self._generate(batch))]
+                records = [self.judge.record(p, r) for p, r in zip(batch, self._generate(batch, advance))]
                 truncated = [i for i, r in enumerate(records) if r.failure == "truncated"]
                 if truncated:
                     retries = [batch[i].with_budget(2 * batch[i].request.sampling.max_tokens) for i in truncated]
-                    for i, retry, result in zip(truncated, retries, self._generate(retries)):
+                    for i, retry, result in zip(truncated, retries, self._generate(retries, advance)):
                         if result.failure != "context_overflow":  # a budget the context cannot hold: keep the first
                             records[i] = self.judge.record(retry, result, attempts=2)
                 on_batch(records)
                 advance(len(batch))
 
-    def _generate(self, batch: Sequence[PlannedRequest]) -> list[Result]:
+    def _generate(self, batch: Sequence[PlannedRequest], advance: Advance) -> list[Result]:
         backend = self.backend  # started (and its start-up not timed) before the clock runs
+        if isinstance(backend, ReportsSteps):  # engines that can say how far a long call has got
+            backend.on_step = lambda done, rows, tokens, most: advance(
+                0, f"engine call: {done}/{rows} done, {tokens} tokens of at most {most}")
         started = time.perf_counter()
         results = backend.generate([p.request for p in batch])
         self.engine_seconds += time.perf_counter() - started

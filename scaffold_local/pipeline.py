@@ -162,6 +162,8 @@ class Pipeline:
         run.write_spec(spec)
 
         candidates = sorted(loaded.candidates, key=lambda c: (c.doc_id, c.system))
+        self.judge.known_sentences.update(self.cache.sentences(
+            (c.summary for c in candidates), self.judge.splitter_version, self.judge.sentences))
         plans: dict[str, list[PlannedRequest]] = {}
         failed: dict[str, str] = {}
         for c in candidates:

@@ -31,8 +31,9 @@ from .schemas import (
     faithfulness_model,
     json_schema,
     parse_output,
+    schema_text,
 )
-from .text import split_sentences
+from .text import split_sentences, splitter_version
 from .views import VIEW_SPECS, ViewVerdicts
 
 # Judgment kind (a scaffold view, faithfulness, the direct score) of each judgment task.
@@ -74,10 +75,16 @@ class Judge:
         self.method = method or method_version()
         self.prompts = prompts or load_prompts(version=self.method.number)
         self.fingerprint = config.fingerprint()
+        self.known_sentences: dict[str, list[str]] = {}  # filled from the store (JudgmentCache.sentences)
 
     def sentences(self, summary: str) -> list[str]:
         """The summary's numbered sentences under this method version's splitter."""
-        return split_sentences(summary, self.method.splitter)
+        known = self.known_sentences.get(summary)
+        return list(known) if known is not None else split_sentences(summary, self.method.splitter)
+
+    @property
+    def splitter_version(self) -> str:
+        return splitter_version(self.method.splitter)
 
     def _plan(self, request_id: str, task: str, model: type[BaseModel], max_tokens: int,
               doc_id: str, system: str | None, variables: dict[str, Any]) -> PlannedRequest:
@@ -93,7 +100,8 @@ class Judge:
                               top_logprobs=alternatives),
             context={"task": task, **variables},
         )
-        return PlannedRequest(request, request.cache_key(self.fingerprint), task, doc_id, system, model)
+        return PlannedRequest(request, request.cache_key(self.fingerprint, schema_text(model)), task, doc_id, system,
+                              model)
 
     def record(self, planned: PlannedRequest, result: Result, attempts: int = 1) -> Record:
         """One output as a record: parsed, or failed with its class (an engine's own, "truncated"

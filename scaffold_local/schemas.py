@@ -261,9 +261,11 @@ def entity_attribute_ids(scaffold: Scaffold) -> tuple[tuple[str, tuple[str, ...]
 # ---------------------------------------------------------------- JSON schema derivation and parsing
 
 
+@lru_cache(maxsize=1024)
 def json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema with $refs inlined and titles dropped: self-contained and compact,
-    which every grammar engine and OpenAI-compatible server accepts."""
+    which every grammar engine and OpenAI-compatible server accepts. Cached per model class (the
+    classes are themselves cached per shape): callers must not change the dict."""
     raw = model.model_json_schema()
     defs = raw.pop("$defs", {})
 
@@ -277,6 +279,12 @@ def json_schema(model: type[BaseModel]) -> dict[str, Any]:
         return node
 
     return resolve(raw)
+
+
+@lru_cache(maxsize=1024)
+def schema_text(model: type[BaseModel]) -> str:
+    """The model's JSON schema as the canonical text cache keys hash (sorted keys)."""
+    return json.dumps(json_schema(model), sort_keys=True)
 
 
 def schema_sha256(schema: dict[str, Any]) -> str:

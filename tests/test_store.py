@@ -192,3 +192,40 @@ def test_store_cli_message_for_a_network_store(monkeypatch, small_input, tmp_pat
     result = CliRunner().invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG),
                                       "--store", str(tmp_path / "store")])
     assert result.exit_code == 2 and "nfs4 filesystem" in result.output
+
+
+def test_cache_keys_keep_their_definition_when_the_schema_text_is_passed_in():
+    """Keys computed with a schema dumped once per schema are the documented hash, byte for byte
+    (a changed key would make every store re-send everything)."""
+    import hashlib
+
+    from scaffold_local.backends.base import Request, Sampling
+    from scaffold_local.records import Message
+
+    request = Request(id="d/s/facts", messages=(Message(role="user", content='naïve "quoted"\ntext'),),
+                      json_schema={"type": "object", "properties": {"b": {"z": 1, "a": [2, None]}}},
+                      sampling=Sampling(max_tokens=9, top_logprobs=3))
+    documented = hashlib.sha256(json.dumps({
+        "judge": "fp", "messages": [m.model_dump() for m in request.messages], "schema": request.json_schema,
+        "sampling": request.sampling.key_fields()}, sort_keys=True).encode()).hexdigest()
+    assert request.cache_key("fp") == documented
+    assert request.cache_key("fp", json.dumps(request.json_schema, sort_keys=True)) == documented
+    no_schema = request.model_copy(update={"json_schema": None})
+    assert no_schema.cache_key("fp") == hashlib.sha256(json.dumps({
+        "judge": "fp", "messages": [m.model_dump() for m in request.messages], "schema": None,
+        "sampling": request.sampling.key_fields()}, sort_keys=True).encode()).hexdigest()
+
+
+def test_sentence_splits_are_kept_in_the_store_per_splitter(tmp_path):
+    cache = JudgmentCache(tmp_path / "store")
+    calls: list[str] = []
+
+    def split(text: str) -> list[str]:
+        calls.append(text)
+        return text.split(". ")
+
+    first = cache.sentences(["A. B", "C", "A. B"], "rules/1", split)
+    assert first == {"A. B": ["A", "B"], "C": ["C"]} and calls == ["A. B", "C"]
+    reopened = JudgmentCache(tmp_path / "store")
+    assert reopened.sentences(["C", "A. B"], "rules/1", split) == first and len(calls) == 2  # nothing split again
+    assert reopened.sentences(["C"], "rules/2", split) == {"C": ["C"]} and calls[-1] == "C"  # another splitter: split

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,15 +43,19 @@ class Request(BaseModel):
     # it and traces keep it. It is not part of the cache key: the messages already determine it.
     context: dict[str, Any] = Field(default_factory=dict)
 
-    def cache_key(self, judge_fingerprint: str) -> str:
-        """What determines the output: judge, messages, schema, sampling. Ids and context do not."""
+    def cache_key(self, judge_fingerprint: str, schema_text: str | None = None) -> str:
+        """What determines the output: judge, messages, schema, sampling. Ids and context do not.
+        `schema_text`: json.dumps(json_schema, sort_keys=True) where the caller keeps it per schema
+        (the same key; dumping a large schema per request was a tenth of a rerun's time)."""
         payload = {
             "judge": judge_fingerprint,
             "messages": [m.model_dump() for m in self.messages],
-            "schema": self.json_schema,
             "sampling": self.sampling.key_fields(),
         }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        text = json.dumps(payload, sort_keys=True)
+        schema = schema_text if schema_text is not None else json.dumps(self.json_schema, sort_keys=True)
+        # "schema" sorts last: this is json.dumps of the whole payload with sort_keys, byte for byte.
+        return hashlib.sha256(f'{text[:-1]}, "schema": {schema}}}'.encode()).hexdigest()
 
 
 class Usage(BaseModel):
@@ -118,6 +123,18 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+# (requests of the call finished, requests in the call, tokens decoded so far, at most)
+StepCallback = Callable[[int, int, int, int], None]
+
+
+@runtime_checkable
+class ReportsSteps(Protocol):
+    """Optional: a backend whose calls can run for minutes (transformers on CPU decodes a whole
+    batch in one call) says how far a call has got, so a long wait is never a silent one."""
+
+    on_step: StepCallback | None
+
+
 def finish_fields(reason: str | None) -> dict[str, Any]:
     """An engine's finish reason as Result fields: "stop" and "length" pass through; anything else
     is a per-item error that names the reason: an abort or an engine error may pass on a retry, a
@@ -139,3 +156,24 @@ def context_overflow(request: Request, prompt_tokens: int, max_model_len: int) -
     return Result(id=request.id, text=None, finish_reason="error", failure="context_overflow",
                   error=f"prompt of {prompt_tokens} tokens + max_tokens {request.sampling.max_tokens} "
                         f"exceeds max_model_len {max_model_len}")
+
+
+def validate_json(instance: Any, schema: dict[str, Any]) -> None:
+    """jsonschema.validate (raises its best-matching ValidationError), with the validator built once
+    per schema: `validate` re-checks the schema against the meta-schema on every call, 30 ms per
+    alignment schema, which dominated a run through a zero-cost backend (measured)."""
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(instance))
+    if error is not None:
+        raise error
+
+
+@lru_cache(maxsize=1024)
+def _validator(schema: str) -> Any:
+    import jsonschema
+
+    parsed = json.loads(schema)
+    cls = jsonschema.validators.validator_for(parsed)
+    cls.check_schema(parsed)
+    return cls(parsed)

@@ -22,7 +22,7 @@ import jsonschema
 from ..config import ModelConfig
 from ..engine_options import OpenAIOptions
 from ..records import FailureCategory
-from .base import BackendError, Request, Result, TokenAlternatives, Usage, covering_text, finish_fields
+from .base import BackendError, Request, Result, TokenAlternatives, Usage, covering_text, finish_fields, validate_json
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -186,7 +186,7 @@ def _parse_response(request_id: str, payload: dict[str, Any], earlier: Usage | N
 
 def _schema_problem(text: str | None, schema: dict[str, Any]) -> str | None:
     try:
-        jsonschema.validate(json.loads(text or ""), schema)
+        validate_json(json.loads(text or ""), schema)
     except json.JSONDecodeError as exc:
         return f"not valid JSON ({exc.msg})"
     except jsonschema.ValidationError as exc:

@@ -35,11 +35,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import jsonschema
-
 from ..engine_options import ResponderOptions
 from ..text import overlap, split_sentences
-from .base import Request, Result, TokenAlternatives, Usage, context_overflow
+from .base import Request, Result, TokenAlternatives, Usage, context_overflow, validate_json
 
 CHARS_PER_TOKEN = 4
 _METADATA = ("published", "posted", "updated", "copyright", "contact")
@@ -81,7 +79,7 @@ class ResponderBackend:
             if request.sampling.temperature > 0:
                 answer = _sampling_noise(answer, request)
             if request.json_schema:
-                jsonschema.validate(answer, request.json_schema)  # a responder bug, not a model error
+                validate_json(answer, request.json_schema)  # a responder bug, not a model error
             text = json.dumps(answer, separators=(",", ":"))
         limit = request.sampling.max_tokens * CHARS_PER_TOKEN
         finish = "length" if len(text) > limit else "stop"

@@ -12,12 +12,23 @@ import json
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..config import ModelConfig
 from ..engine_options import TransformersOptions
 from ..provenance import package_versions
-from .base import BackendError, Request, Result, TokenAlternatives, Usage, context_overflow, error_results
+from .base import (
+    BackendError,
+    Request,
+    Result,
+    StepCallback,
+    TokenAlternatives,
+    Usage,
+    context_overflow,
+    error_results,
+    validate_json,
+)
 from .weights import resolve_model_path
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines_core", "llguidance")
@@ -28,6 +39,7 @@ class TransformersBackend:
 
     def __init__(self, config: ModelConfig):
         self.config = config
+        self.on_step: StepCallback | None = None  # progress inside a call (ReportsSteps)
         self.options = TransformersOptions.model_validate(config.engine)
         if config.structured_outputs not in GRAMMAR_ENGINES:
             raise BackendError(f"structured_outputs={config.structured_outputs!r} is not one of {GRAMMAR_ENGINES}",
@@ -153,7 +165,7 @@ class TransformersBackend:
         budgets = [r.sampling.max_tokens for r in rows]
         constraint = _RowwiseConstraint(
             [self._logits_processor(r.json_schema) if r.json_schema else None for r in rows], prompt_width, budgets,
-            self._stop_ids,
+            self._stop_ids, self.on_step,
         )
         sampling = rows[0].sampling
         sample = sampling.temperature > 0
@@ -183,6 +195,12 @@ class TransformersBackend:
             stop_at = next((n for n, token in enumerate(row) if token in self._stop_ids), None)
             tokens = row if stop_at is None else row[:stop_at]
             wanted = batch[i].sampling.top_logprobs
+            repeated = constraint.repeating.get(k)
+            if repeated is not None:
+                tokens = row[:repeated.stopped_at]
+                results[i] = _stopped_loop(batch[i], self.tokenizer.decode(tokens, skip_special_tokens=True), repeated,
+                                           Usage(prompt_tokens=prompt_lengths[i], completion_tokens=len(tokens)), elapsed)
+                continue
             results[i] = Result(
                 id=batch[i].id,
                 text=self.tokenizer.decode(tokens, skip_special_tokens=True),
@@ -216,12 +234,15 @@ class _RowwiseConstraint:
     budgets. A row that has emitted a stop token or spent its budget is left alone (transformers
     pads it), so no grammar engine ever sees tokens after its own end."""
 
-    def __init__(self, processors: list[Any], prompt_width: int, budgets: list[int], stop_ids: set[int]):
+    def __init__(self, processors: list[Any], prompt_width: int, budgets: list[int], stop_ids: set[int],
+                 on_step: StepCallback | None = None):
         self.processors = processors
         self.prompt_width = prompt_width
         self.budgets = budgets
         self.stop_ids = stop_ids
+        self.on_step = on_step
         self.finished = [False] * len(processors)
+        self.repeating: dict[int, Repetition] = {}  # rows stopped as degenerate
 
     def _update_finished(self, input_ids: Any) -> None:
         produced = input_ids.shape[1] - self.prompt_width
@@ -231,6 +252,14 @@ class _RowwiseConstraint:
         for i, token in enumerate(last):
             if token in self.stop_ids or produced >= self.budgets[i]:
                 self.finished[i] = True
+        if produced % REPETITION_CHECK_EVERY == 0:
+            for i in range(len(last)):
+                if not self.finished[i]:
+                    found = repetition(input_ids[i, self.prompt_width:].tolist())
+                    if found is not None:
+                        self.repeating[i], self.finished[i] = found, True
+        if self.on_step is not None:
+            self.on_step(sum(self.finished), len(self.finished), produced, max(self.budgets))
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         self._update_finished(input_ids)
@@ -244,4 +273,79 @@ class _RowwiseConstraint:
         import torch
 
         produced = input_ids.shape[1] - self.prompt_width
-        return torch.tensor([produced >= b for b in self.budgets], device=input_ids.device)
+        return torch.tensor([produced >= b or i in self.repeating for i, b in enumerate(self.budgets)],
+                            device=input_ids.device)
+
+
+def _stopped_loop(request: Request, text: str, loop: Repetition, usage: Usage, elapsed: float) -> Result:
+    """A row stopped in a loop: its output closed after the last complete list item when that is
+    schema-valid (the repeated items are duplicates, which assembly drops and notes), else a
+    validation failure keeping the raw text."""
+    what = (f"degenerate output stopped after {loop.stopped_at} tokens: the same {loop.period}-token block "
+            f"{loop.times} times in a row")
+    import jsonschema
+
+    closed = close_after_last_item(text)
+    if closed is not None and request.json_schema is not None:
+        try:
+            validate_json(json.loads(closed), request.json_schema)
+        except (ValueError, jsonschema.ValidationError):
+            closed = None
+    if closed is None:
+        return Result(id=request.id, text=text, finish_reason="error", error=what, failure="validation", usage=usage,
+                      latency_s=round(elapsed, 3))
+    return Result(id=request.id, text=closed, finish_reason="stop", error=f"{what}; closed after its last complete item",
+                  usage=usage, latency_s=round(elapsed, 3))
+
+
+def close_after_last_item(text: str) -> str | None:
+    """A JSON prefix cut after its last complete array element, its open brackets closed; None
+    when no array element was completed."""
+    stack: list[str] = []
+    in_string = escaped = False
+    last: tuple[int, tuple[str, ...]] | None = None
+    for i, char in enumerate(text):
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+            continue
+        if char == '"':
+            in_string = True
+        elif char in "[{":
+            stack.append(char)
+        elif char in "]}":
+            if not stack:
+                return None
+            stack.pop()
+            if char == "}" and stack and stack[-1] == "[":
+                last = (i + 1, tuple(stack))
+    if last is None:
+        return None
+    end, still_open = last
+    return text[:end] + "".join("]" if c == "[" else "}" for c in reversed(still_open))
+
+
+REPETITION_CHECK_EVERY = 16  # decoding steps between checks
+REPETITION_TIMES = 4  # a block this many times in a row, at the end of the output, is a loop
+REPETITION_PERIODS = range(4, 129)  # block lengths checked, in tokens
+
+
+@dataclass(frozen=True)
+class Repetition:
+    period: int
+    times: int
+    stopped_at: int
+
+
+def repetition(tokens: list[int]) -> Repetition | None:
+    """The output ends in one block of tokens repeated REPETITION_TIMES times: a small model caught
+    in a loop (the same fact or attribute over and over until the budget runs out, which on CPU
+    holds the whole batch for minutes). A schema-valid output repeats its keys and punctuation but
+    not whole items, so it never matches; duplicate items would be dropped in assembly anyway."""
+    for period in REPETITION_PERIODS:
+        span = period * REPETITION_TIMES
+        if span > len(tokens):
+            break
+        block = tokens[-period:]
+        if all(tokens[-(k + 1) * period : len(tokens) - k * period] == block for k in range(1, REPETITION_TIMES)):
+            return Repetition(period, REPETITION_TIMES, len(tokens))
+    return None

@@ -16,15 +16,13 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import ModelConfig
-from ..data import Candidate, Document
-from ..metaeval.agreement import Estimate, binary_agreement
-from ..metaeval.realsumm import OVERLAP_PRESENT, facts_scaffold
-from ..pipeline import Pipeline
-from ..text import normalize, overlap, sha256_text
-from ..views import VIEW_SPECS
+
+if TYPE_CHECKING:  # the check's statistics (scipy) load only when it runs, not on every `score`
+    from ..metaeval.agreement import Estimate
+    from ..pipeline import Pipeline
 
 CASES = Path(__file__).with_name("cases.jsonl")
 PRESENT = ("verbatim", "paraphrased")
@@ -58,6 +56,12 @@ def load_cases() -> list[dict[str, Any]]:
 
 
 def run_check(pipeline: Pipeline) -> CheckResult:
+    from ..data import Candidate, Document
+    from ..metaeval.agreement import binary_agreement
+    from ..metaeval.realsumm import OVERLAP_PRESENT, facts_scaffold
+    from ..text import normalize, overlap, sha256_text
+    from ..views import VIEW_SPECS
+
     items: list[tuple[str, str, Any, int, str, str]] = []  # (doc, kind, request, fact index, summary, fact)
     planned_all = []
     for case in load_cases():

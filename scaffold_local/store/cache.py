@@ -10,9 +10,11 @@ one (NFS, Lustre, SMB, ...) is refused with the reason and the way out.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -86,6 +88,7 @@ class JudgmentCache:
                 self._db.execute(
                     "CREATE TABLE IF NOT EXISTS records (cache_key TEXT PRIMARY KEY, task TEXT NOT NULL, "
                     "doc_id TEXT NOT NULL, failure TEXT, record TEXT NOT NULL, written_at TEXT NOT NULL)")
+                self._db.execute("CREATE TABLE IF NOT EXISTS sentences (text_key TEXT PRIMARY KEY, sentences TEXT NOT NULL)")
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
@@ -121,6 +124,30 @@ class JudgmentCache:
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
+
+    def sentences(self, texts: Iterable[str], splitter: str, split: Callable[[str], list[str]]) -> dict[str, list[str]]:
+        """Each text's sentences: kept from an earlier run where there is one (a summary's split takes
+        about a millisecond and every request's cache key depends on it, so on a rerun splitting was
+        most of the time), split now and kept otherwise. `splitter` names the splitter and its version."""
+        keys = {hashlib.sha256(f"{splitter}\0{text}".encode()).hexdigest(): text for text in dict.fromkeys(texts)}
+        found: dict[str, list[str]] = {}
+        for chunk in _chunks(list(keys), 500):
+            marks = ",".join("?" * len(chunk))
+            for key, stored in self._db.execute(f"SELECT text_key, sentences FROM sentences WHERE text_key IN ({marks})",
+                                                chunk):
+                found[keys[key]] = json.loads(stored)
+        new = [(key, text, split(text)) for key, text in keys.items() if text not in found]
+        if new:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR IGNORE INTO sentences VALUES (?, ?)",
+                                     [(key, json.dumps(sentences)) for key, _, sentences in new])
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            found.update({text: sentences for _, text, sentences in new})
+        return found
 
     def __iter__(self) -> Iterator[Record]:
         """Every stored record (for audits and tools; runs look records up by key)."""
