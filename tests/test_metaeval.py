@@ -100,7 +100,9 @@ def test_calibration_by_hand():
     truth = [1, 1, 0, 0, 1, 0, 1, 0]
     probability = [0.95, 0.85, 0.15, 0.05, 0.95, 0.15, 0.85, 0.05]
     result = calibration(truth, probability, ["d1", "d1", "d2", "d2", "d3", "d3", "d4", "d4"], seed=1)
-    assert result.auroc == 1.0  # every present item ranks above every absent one
+    assert result.auroc.value == 1.0  # every present item ranks above every absent one
+    # every resample of documents that holds both labels ranks them perfectly too
+    assert (result.auroc.low, result.auroc.high) == (1.0, 1.0)
     # bins 0.0-0.1: p 0.05 x2, none present; 0.1-0.2: 0.15 x2, none; 0.8-0.9: 0.85 x2, all; 0.9-1.0: 0.95 x2, all
     assert result.ece == pytest.approx((2 * 0.05 + 2 * 0.15 + 2 * 0.15 + 2 * 0.05) / 8)
     assert [r["items"] for r in result.reliability] == [2, 2, 2, 2]

@@ -112,7 +112,7 @@ def correlations(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarra
 
 @dataclass
 class Calibration:
-    auroc: float | None  # how well P(kept) ranks present above absent items
+    auroc: Estimate  # how well P(kept) ranks present above absent items, with its interval over documents
     ece: float | None  # expected calibration error over `bins` equal-width bins
     reliability: list[dict[str, Any]]  # per bin: range, items, mean P(kept), share present
     threshold: float | None  # maximises balanced accuracy on the calibration half of the documents
@@ -125,7 +125,11 @@ def calibration(truth: Sequence[int], probability: Sequence[float], groups: Sequ
     from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
     t, p, g = np.asarray(truth), np.asarray(probability, dtype=float), np.asarray(groups)
-    auroc = _safe(roc_auc_score, t, p) if len(set(t.tolist())) > 1 else None
+
+    def ranking(idx: np.ndarray) -> float | None:
+        return _safe(roc_auc_score, t[idx], p[idx]) if len(set(t[idx].tolist())) > 1 else None
+
+    auroc = Estimate(*grouped_bootstrap(ranking, groups, seed))
     edges = np.linspace(0, 1, bins + 1)
     which = np.clip(np.digitize(p, edges[1:-1]), 0, bins - 1)
     reliability, ece = [], 0.0

@@ -141,13 +141,15 @@ def _alignment_result(judge: str, documents: int, items: _Items, seed: int) -> M
 
 def _confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float, str]], seed: int) -> None:
     calibrated = calibration([c[0] for c in confident], [c[1] for c in confident], [c[2] for c in confident], seed)
-    result.tables["confidence"] = [{"items": len(confident), "auroc": calibrated.auroc, "ece": calibrated.ece,
+    result.tables["confidence"] = [{"items": len(confident), "auroc": calibrated.auroc.value,
+                                    "auroc_low95": calibrated.auroc.low, "auroc_high95": calibrated.auroc.high,
+                                    "ece": calibrated.ece,
                                     "threshold": calibrated.threshold,
                                     "held_out_balanced_accuracy": calibrated.held_out_balanced_accuracy,
                                     "held_out_balanced_accuracy_at_0.5": calibrated.held_out_balanced_accuracy_at_half}]
     result.tables["reliability"] = calibrated.reliability
     result.summary.append(
-        f"verdict confidence ({len(confident)} items): AUROC {_f(calibrated.auroc)}, ECE {_f(calibrated.ece)}; "
+        f"verdict confidence ({len(confident)} items): AUROC {calibrated.auroc}, ECE {_f(calibrated.ece)}; "
         f"threshold {_f(calibrated.threshold)} from half the documents gives balanced accuracy "
         f"{_f(calibrated.held_out_balanced_accuracy)} on the other half "
         f"(the verdicts themselves: {_f(calibrated.held_out_balanced_accuracy_at_half)})")
