@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..store.tables import write_csv
 from .agreement import Estimate
 
 
@@ -45,11 +45,7 @@ def write(result: MetaEvalResult, out_dir: Path) -> Path:
                "failed": result.failed, "tables": tables, "summary": result.summary}
     (out_dir / f"{result.task}.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
     for name, rows in tables.items():
-        columns = list(dict.fromkeys(k for row in rows for k in row))
-        with (out_dir / f"{result.task}.{name}.csv").open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=columns)
-            writer.writeheader()
-            writer.writerows(rows)
+        write_csv(out_dir / f"{result.task}.{name}.csv", rows)
     text = out_dir / f"{result.task}.txt"
     text.write_text("\n".join([result.headline(), *result.summary]) + "\n", encoding="utf-8")
     return text

@@ -3,7 +3,6 @@ page, so every number in the report can be read by a program."""
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from ..analysis.run_analysis import MultiRunAnalysis, RunAnalysis
 from ..metrics import METRICS
+from ..store.tables import write_csv
 
 Rows = list[dict[str, Any]]
 
@@ -89,10 +89,7 @@ def write_tables(tables: dict[str, Rows], out_dir: Path) -> None:
     (out_dir / "analysis.json").write_text(json.dumps(tables, indent=1, ensure_ascii=False), encoding="utf-8")
     for name, rows in tables.items():
         columns = list(dict.fromkeys(k for row in rows for k in row))
-        with (out_dir / f"{name}.csv").open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=columns)
-            writer.writeheader()
-            writer.writerows(rows)
+        write_csv(out_dir / f"{name}.csv", rows, columns)
         if rows:
             pq.write_table(pa.Table.from_pylist([{c: row.get(c) for c in columns} for row in rows]),
                            out_dir / f"{name}.parquet")

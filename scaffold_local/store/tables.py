@@ -24,7 +24,7 @@ def write_tables(run_dir: Path, summaries: Sequence[SummaryScores], systems: Seq
     schema = pa.schema([("doc_id", pa.string()), ("system", pa.string()), ("n_sentences", pa.int64()),
                         *[(k, pa.float64()) for k in METRICS], ("undefined", pa.string())])
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), run_dir / "summaries.parquet")
-    _write_csv(run_dir / "summaries.csv", columns, rows)
+    write_csv(run_dir / "summaries.csv", rows, columns)
 
     system_rows = []
     for s in systems:
@@ -35,10 +35,12 @@ def write_tables(run_dir: Path, summaries: Sequence[SummaryScores], systems: Seq
             row[f"{key}_excluded"] = m.excluded
         system_rows.append(row)
     system_columns = ["system", "n_summaries", *[c for k in METRICS for c in (k, f"{k}_n", f"{k}_excluded")]]
-    _write_csv(run_dir / "systems.csv", system_columns, system_rows)
+    write_csv(run_dir / "systems.csv", system_rows, system_columns)
 
 
-def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+def write_csv(path: Path, rows: Sequence[dict[str, Any]], columns: list[str] | None = None) -> None:
+    """Rows as CSV; columns default to every key, in order of first appearance."""
+    columns = columns if columns is not None else list(dict.fromkeys(k for row in rows for k in row))
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
