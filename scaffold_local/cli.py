@@ -77,11 +77,42 @@ def _load(input_path: Path, document_field: str, summary_field: str, system_fiel
         loaded = load_input(input_path, fields, split)
     except InputError as exc:
         _fail(exc, 2)
-    for issue in loaded.issues:
-        err.print(f"[{'red' if issue.severity == 'error' else 'yellow'}]{escape(str(issue))}[/]", highlight=False)
+    _print_issues(loaded.issues)
     if not loaded.candidates:
-        _fail("no usable records in the input", 2)
+        _fail("no usable records in the input" + _most_common(loaded.issues), 2)
     return loaded
+
+
+SHOWN_ISSUES = 50  # more go to the run folder's input_issues.jsonl, not the screen
+
+
+def _print_issues(issues: list[Any], prefix: str = "") -> None:
+    for issue in issues[:SHOWN_ISSUES]:
+        err.print(f"[{'red' if issue.severity == 'error' else 'yellow'}]{escape(prefix + str(issue))}[/]", highlight=False)
+    if len(issues) > SHOWN_ISSUES:
+        err.print(f"[yellow]... and {len(issues) - SHOWN_ISSUES:,} more input issues (all of them in the run "
+                  f"folder's input_issues.jsonl){escape(_most_common(issues))}[/yellow]", highlight=False)
+
+
+def _most_common(issues: list[Any]) -> str:
+    """The most frequent problem, by field and message (a renamed column fails every record alike)."""
+    from collections import Counter
+
+    if not issues:
+        return ""
+    counts = Counter((i.field, i.message.split(" (record has")[0].split("; ")[0]) for i in issues)
+    (field, message), n = counts.most_common(1)[0]
+    example = next(i for i in issues if i.field == field and i.message.startswith(message))
+    return f"; most common: {'field ' + repr(field) + ': ' if field else ''}{message} ({n:,} records; e.g. {example})"
+
+
+def _fit(judge: Any, loaded: Any, extraction: bool = True) -> Any:
+    """The input without the documents that cannot fit the judge's context, said before anything is sent."""
+    fit = judge.fit_context(loaded, extraction=extraction)
+    _print_issues(fit.issues)
+    if not fit.loaded.candidates:
+        _fail(f"no record fits the context of judge {judge.config.name} (max_model_len {judge.config.max_model_len:,})", 2)
+    return fit.loaded
 
 
 def _pipeline(model: str | None, store: Path, batch_requests: int | None, method: int | None,
@@ -134,7 +165,7 @@ def score(
     model: ModelOpt = None,
     store: StoreOpt = DEFAULT_STORE,
     run_name: Annotated[str | None, typer.Option(
-        help="run folder name (default: derived from input, model and prompts)")] = None,
+        help="run folder name: letters, digits, '.', '_' and '-' (default: derived from input, model and prompts)")] = None,
     document_field: DocumentField = "document",
     summary_field: SummaryField = "summary",
     system_field: SystemField = "system",
@@ -159,12 +190,18 @@ def score(
     Re-running the same command resumes: stored scaffolds and every judgment in the store's cache
     are reused; only missing requests and those that failed for a passing reason are sent."""
     from .report import systems_table
-    from .store import SpecMismatch
+    from .store import RunNameError, SpecMismatch, check_run_name
 
     _check_ds_scale(ds_scale)
+    if run_name is not None:
+        try:  # before anything is read or created: the name must not lead out of <store>/runs/
+            check_run_name(run_name, "--run-name")
+        except RunNameError as exc:
+            _fail(exc, 2)
     loaded = _load(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, split)
     source = _scaffold_source(scaffolds_from, scaffold_file, default_label.value)
     pipeline = _pipeline(model, store, batch_requests, method_version, source, verdict_confidence, weighted_verdicts)
+    loaded = _fit(pipeline.judge, loaded, extraction=pipeline.source.kind == "extracted")
     from .judge_check import first_use
 
     if first_use(store, pipeline.config):
@@ -193,8 +230,9 @@ def score(
         u = outcome.usage[stage]
         hits = f" ({u['prefix_cache_hit_rate']:.0%} from the prefix cache)" if u["prefix_cache_hit_rate"] is not None else ""
         reasons = ", ".join(f"{k} {v}" for k, v in u["finish_reasons"].items())
+        retried = ", ".join(f"{k} {v}" for k, v in (u.get("retries") or {}).items())  # attempts sent again, by class
         err.print(f"{stage}: {u['prompt_tokens']:,} prompt tokens{hits}, {u['completion_tokens']:,} output tokens; "
-                  f"finish reasons: {reasons or 'none'}", highlight=False)
+                  f"finish reasons: {reasons or 'none'}" + (f"; retries: {retried}" if retried else ""), highlight=False)
     if outcome.failures:
         from .records import RETRYABLE_FAILURES
 
@@ -229,6 +267,7 @@ def extract(
 
     loaded = _load(input_path, document_field, summary_field, system_field, None, doc_id_field, split)
     pipeline = _pipeline(model, store, batch_requests, method_version)
+    loaded = _fit(pipeline.judge, loaded)
     with _engine_errors():
         try:
             outcome = pipeline.extract(list(loaded.documents.values()))
@@ -395,6 +434,11 @@ def compare(
         configs = judge_variants(model, seeds, temperature)
     except (FileNotFoundError, ValueError) as exc:
         _fail(exc, 2)
+    from .method import method_version as version_of
+    from .requests import Judge
+
+    for i, config in enumerate(configs):  # the same documents for every judge: skipped for one, skipped for all
+        loaded = _fit(Judge(config, version_of(method_version)), loaded, extraction=i == 0 or not shared_scaffold)
     err.print(f"judges: {', '.join(c.name for c in configs)}; "
               f"{'one shared scaffold' if shared_scaffold else 'each judge its own scaffolds'}", highlight=False)
     with _engine_errors():

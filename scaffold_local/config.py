@@ -8,19 +8,20 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .engine_options import check_engine_options
 from .schemas import SchemaLimits
 
 DEFAULT_MODEL = "smollm2-135m-transformers"
-BackendName = Literal["transformers", "vllm", "openai", "responder"]
+BackendName = Literal["transformers", "vllm", "ray", "openai", "responder"]
 # Engine settings meant to change speed, memory or transport, not outputs, stay out of the judge
 # fingerprint, so tuning them keeps cached scaffolds and records valid. (A served model is identified
 # by its name, so moving a server to another address reuses its results.)
 THROUGHPUT_ONLY_SETTINGS = frozenset({
     "batch_size", "threads", "gpu_memory_utilization", "kv_cache_memory_bytes", "enable_prefix_caching", "enforce_eager",
-    "max_num_seqs", "delay_s",
+    "max_num_seqs", "delay_s", "block_size",
+    "address", "replicas", "gpus_per_replica", "cpus_per_replica",
     "base_url", "api_key_env", "concurrency", "timeout_s", "connect_timeout_s", "max_retries", "backoff_s",
 })
 
@@ -69,6 +70,15 @@ class ModelConfig(BaseModel):
                                                         "the engine's token probabilities")
     engine: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
 
+    @field_validator("name")
+    @classmethod
+    def _one_folder_name(cls, name: str) -> str:
+        # The name becomes part of file and folder names in the store (run ids, judge checks, reports).
+        if name.strip() in ("", ".", "..") or any(c in name for c in ("/", "\\", "\0")):
+            raise ValueError(f"name {name!r} must be usable as a folder name: not empty, '.' or '..', "
+                             "and without '/', '\\' or NUL")
+        return name
+
     @model_validator(mode="after")
     def _engine_settings(self) -> ModelConfig:
         check_engine_options(self.backend, self.engine)  # before any engine or model is touched
@@ -80,6 +90,9 @@ class ModelConfig(BaseModel):
         payload = self.model_dump(exclude={"name", "description", "engine", "limits", "budget", "requests_per_call",
                                            "verdict_confidence"})
         payload["engine"] = {k: v for k, v in self.engine.items() if k not in THROUGHPUT_ONLY_SETTINGS}
+        # Ray's replicas are vLLM engines and give the single engine's outputs (a real test checks),
+        # so a run can move between a workstation and a cluster and keep everything already judged.
+        payload["backend"] = "vllm" if self.backend == "ray" else self.backend
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     @classmethod

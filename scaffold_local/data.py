@@ -2,21 +2,27 @@
 candidate summaries.
 
 Input is long format: one record per (document, system) pair, mapped through FieldMap. A bad record
-never stops the load: it becomes an InputIssue naming the record and the field, and the rest loads.
+never stops the load: it becomes an InputIssue naming the record (and the CSV line it starts on, its
+document and system where they are known) and the field, and the rest loads. Only a file that cannot
+be read at all is an InputError (missing, unknown format, UTF-16/32, an unreadable CSV header).
+Whether each document fits the judge's context is checked later, against a judge
+(requests.Judge.fit_context).
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import io
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from .text import normalize, sha256_text
 
@@ -50,16 +56,30 @@ class Candidate:
 
 
 class InputIssue(BaseModel):
-    record: int | None
+    record: int | None  # 1-based: the JSONL line, the CSV data row (header not counted), the table row
     field: str | None
     severity: Literal["error", "warning"]
     message: str
+    line: int | None = None  # CSV: the file line the row starts on (rows can span lines), where it differs
+    doc_id: str | None = None  # the record's document and system, where they are known
+    system: str | None = None
+
+    @field_validator("field", "message", "doc_id", "system")
+    @classmethod
+    def _writable(cls, value: str | None) -> str | None:
+        # Input can smuggle lone surrogates (undecodable bytes, "\\ud800" escapes) into a message
+        # (e.g. a field name it quotes); escape them so the issue can be printed and written as UTF-8.
+        return None if value is None else value.encode("utf-8", "backslashreplace").decode("utf-8")
 
     def __str__(self) -> str:
         where = f"record {self.record}" if self.record is not None else "input"
+        if self.line is not None and self.line != self.record:
+            where += f" (line {self.line})"
         if self.field:
             where += f", field {self.field!r}"
-        return f"{self.severity}: {where}: {self.message}"
+        known = [f"{name} {value!r}" for name, value in (("document", self.doc_id), ("system", self.system))
+                 if value is not None]
+        return f"{self.severity}: {where}: {self.message}" + (f" [{', '.join(known)}]" if known else "")
 
 
 @dataclass
@@ -83,51 +103,145 @@ class InputError(ValueError):
 
 # ---------------------------------------------------------------- raw records per format
 
-RawRecord = tuple[int, dict[str, Any] | None, str | None]  # (record number, fields or None, problem)
+# (record number, fields or None, problem, line the record starts on where it differs from the number)
+RawRecord = tuple[int, dict[str, Any] | None, str | None, int | None]
+
+_UTF16_32_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+                  (b"\xfe\xff", "UTF-16"))
+_ENCODING_HINT = "is the file in another encoding, e.g. Latin-1 or Windows-1252? Convert it to UTF-8"
+
+
+def _check_encoding(path: Path, head: bytes) -> None:
+    """A file in UTF-16 or UTF-32 would fail on every line; say so once, for the whole file."""
+    for bom, encoding in _UTF16_32_BOMS:
+        if head.startswith(bom):
+            raise InputError(f"{path} is {encoding} (it starts with a {encoding} byte-order mark); input must be "
+                             f"UTF-8: convert it, e.g. `iconv -f {encoding} -t UTF-8`")
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) < len(pairs):
+        keys = [k for k, _ in pairs]
+        repeated = next(k for k in keys if keys.count(k) > 1)
+        raise _RepeatedKey(repeated)
+    return value
+
+
+class _RepeatedKey(ValueError):
+    pass
 
 
 def _jsonl_records(path: Path) -> Iterator[RawRecord]:
     # Decode line by line: one line in another encoding is one bad record, not a failed file.
     with path.open("rb") as handle:
+        _check_encoding(path, handle.read(4))
+        handle.seek(0)
         for number, raw in enumerate(handle, 1):
+            if number == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark (Windows editors write one)
             if not raw.strip():
                 continue
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                yield (number, None,
-                       f"line {number} is not valid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1})")
+                yield (number, None, f"line {number} is not valid UTF-8 (byte {raw[exc.start]:#04x} at column "
+                                     f"{exc.start + 1}; {_ENCODING_HINT})", None)
                 continue
             try:
-                value = json.loads(line)
+                value = json.loads(line, object_pairs_hook=_no_repeated_keys)
+            except _RepeatedKey as exc:
+                yield number, None, f"line {number} has the key {exc.args[0]!r} twice (which value is meant?)", None
+                continue
             except json.JSONDecodeError as exc:
-                yield number, None, f"line {number} is not valid JSON: {exc.msg} (column {exc.colno})"
+                yield number, None, f"line {number} is not valid JSON: {exc.msg} (column {exc.colno})", None
+                continue
+            except ValueError as exc:  # e.g. an integer longer than Python converts (4300 digits)
+                yield number, None, f"line {number} is not valid JSON: {exc}", None
+                continue
+            except RecursionError:
+                yield number, None, f"line {number} is not valid JSON: nested too deeply", None
                 continue
             if not isinstance(value, dict):
-                yield number, None, f"line {number} is a JSON {type(value).__name__}, expected an object"
+                yield number, None, f"line {number} is a JSON {type(value).__name__}, expected an object", None
                 continue
-            yield number, value, None
+            yield number, value, None, None
+
+
+# Documents are long: csv's default limit (128 KiB per field) would stop a whole file at one long
+# document. 2**31 - 1 is the largest value every platform's csv module accepts.
+_CSV_FIELD_LIMIT = 2**31 - 1
+
+
+def _csv_problem(exc: csv.Error, number: int, first: int, last: int) -> str:
+    where = f"row {number} (line {first})" if first == last else f"row {number} (lines {first}-{last})"
+    message = str(exc)
+    if "unexpected end of data" in message:
+        return (f"{where}: a quoted field opened there is never closed: it runs to the end of the file, so the "
+                "rows after it are not read (a stray \" in a field? quote the field and double every \" inside it)")
+    if "expected after" in message:
+        return (f"{where}: a quoted field goes on after its closing quote (a \" inside a quoted field must be "
+                "written twice: \"\")")
+    return f"{where} is not readable as CSV: {message}"
 
 
 def _csv_records(path: Path) -> Iterator[RawRecord]:
+    data = path.read_bytes()
+    _check_encoding(path, data[:4])
     # surrogateescape keeps undecodable bytes as lone surrogates, so each bad field is found and named.
-    text = path.read_bytes().decode("utf-8", errors="surrogateescape")
-    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
-    for number, row in enumerate(reader, 1):
-        bad = [name for name, value in row.items() if isinstance(value, str) and _has_surrogates(value)]
-        if bad:
-            yield number, None, f"row {number}: field {bad[0]!r} is not valid UTF-8"
+    text = data.decode("utf-8", errors="surrogateescape")
+    csv.field_size_limit(max(csv.field_size_limit(), _CSV_FIELD_LIMIT))
+    # strict: a malformed quote is an error for its row (which the reader then skips), never a silent
+    # merge of the following rows into one field.
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
+    try:
+        header = next(reader, [])
+    except csv.Error as exc:
+        raise InputError(f"{path}: the header row is not readable as CSV: {exc}") from None
+    bad_header = [i for i, name in enumerate(header, 1) if _has_surrogates(name)]
+    if bad_header:
+        raise InputError(f"{path}: the header row is not valid UTF-8 (column {bad_header[0]}; {_ENCODING_HINT})")
+    repeated = sorted({name for name in header if name and header.count(name) > 1})
+    if repeated:
+        raise InputError(f"{path}: the header names the column {repeated[0]!r} twice "
+                         f"(columns {', '.join(str(i) for i, n in enumerate(header, 1) if n == repeated[0])})")
+    number = 0
+    while True:
+        first = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # strict mode: the row is skipped, and reading goes on after it
+            number += 1
+            yield number, None, _csv_problem(exc, number, first, max(first, reader.line_num)), first
             continue
-        yield number, dict(row), None
+        if not row:  # a blank line
+            continue
+        number += 1
+        line = first if first != number else None
+        where = f"row {number}" + (f" (line {first})" if line else "")
+        extra = row[len(header):]
+        if any(value.strip() for value in extra):  # (empty ones: trailing commas, harmless)
+            yield (number, None, f"{where} has {len(row)} fields but the header names {len(header)} "
+                                 f"(an unquoted comma?)", line)
+            continue
+        values = dict(zip(header, row))  # a short row lacks its last columns: named as missing if needed
+        bad = [name for name, value in values.items() if _has_surrogates(value)]
+        if bad:
+            yield number, None, f"{where}: field {bad[0]!r} is not valid UTF-8 ({_ENCODING_HINT})", line
+            continue
+        yield number, values, None, line
 
 
 def _has_surrogates(value: str) -> bool:
-    return any("\udc80" <= ch <= "\udcff" for ch in value)
+    # Lone surrogates: undecodable bytes (surrogateescape) or "\\ud800"-style escapes in JSON.
+    return any("\ud800" <= ch <= "\udfff" for ch in value)
 
 
 def _arrow_records(table: Any) -> Iterator[RawRecord]:
     for number, row in enumerate(table.to_pylist(), 1):
-        yield number, row, None
+        yield number, row, None, None
 
 
 def _raw_records(path: Path, split: str | None) -> Iterator[RawRecord]:
@@ -180,11 +294,32 @@ class _Rejected(Exception):
         self.field_name = field_name
 
 
+def _unicode(name: str, value: str) -> str:
+    """The value, if it is valid Unicode text: it is hashed, written to UTF-8 files and sent to a judge."""
+    if _has_surrogates(value):
+        raise _Rejected(name, "is not valid Unicode text (it holds a lone surrogate, e.g. a \\ud800 escape)")
+    return value
+
+
+def _shown(value: Any) -> str:
+    return repr(str(value)[:40])
+
+
 def _text_field(record: dict[str, Any], name: str) -> str:
     value = record[name]
     if not isinstance(value, str):
-        raise _Rejected(name, f"is not text (got {type(value).__name__}: {str(value)[:40]!r})")
-    return normalize(value)
+        raise _Rejected(name, f"is not text (got {type(value).__name__}: {_shown(value)})")
+    return normalize(_unicode(name, value))
+
+
+def _identifier(record: dict[str, Any], name: str) -> str:
+    """A system name or document id: text, or a whole number (ids read from Parquet or CSV often are).
+    Lists, objects, booleans and non-finite numbers are not ids: their str() would be an accident."""
+    value = record[name]
+    if isinstance(value, bool) or not isinstance(value, str | int | float) or (
+            isinstance(value, float) and not math.isfinite(value)):
+        raise _Rejected(name, f"is not text or a number (got {type(value).__name__}: {_shown(value)})")
+    return _unicode(name, str(value).strip())
 
 
 def _references(record: dict[str, Any], name: str | None) -> tuple[str, ...]:
@@ -192,10 +327,28 @@ def _references(record: dict[str, Any], name: str | None) -> tuple[str, ...]:
         return ()
     value = record[name]
     if isinstance(value, str):
-        return (normalize(value),) if value.strip() else ()
+        return (normalize(_unicode(name, value)),) if value.strip() else ()
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(normalize(v) for v in value if v.strip())
+        return tuple(normalize(_unicode(name, v)) for v in value if v.strip())
     raise _Rejected(name, f"is not text or a list of texts (got {type(value).__name__})")
+
+
+# The option that maps each field, for the hint when a field is missing (the CLI's names).
+_OPTION_OF = {"document": "--document-field", "summary": "--summary-field", "system": "--system-field"}
+
+
+def _missing(record: dict[str, Any], role: str, name: str) -> str:
+    """Why a required field has no value, with the record's likely name for it where one is close."""
+    if name in record:  # present, with no value
+        return "has no value (null)"
+    keys = [k for k in record if isinstance(k, str)]
+    close = [k for k in keys if k.strip().lower() == name.strip().lower()] or difflib.get_close_matches(name, keys, 1, 0.6)
+    hint = f"; did you mean {close[0]!r}? (map it with {_OPTION_OF[role]} {close[0]!r})" if close else ""
+    return f"missing field (record has: {', '.join(sorted(map(str, record))) or 'nothing'}){hint}"
+
+
+def _has_content(text: str) -> bool:
+    return any(ch.isalnum() for ch in text)
 
 
 def load_input(path: str | Path, fields: FieldMap | None = None, split: str | None = None) -> LoadedInput:
@@ -207,25 +360,32 @@ def load_input(path: str | Path, fields: FieldMap | None = None, split: str | No
     loaded = LoadedInput(source=str(path), fingerprint=hashlib.sha256(identity.encode()).hexdigest(),
                          fields=fields, split=split)
     first_record_of: dict[str, int] = {}
+    known: dict[str, str | None] = {}  # what is known of the record being read: its document and system
 
     def read(number: int, record: dict[str, Any]) -> Candidate:
-        missing = [n for n in (fields.document, fields.summary, fields.system) if record.get(n) is None]
-        if missing:
-            raise _Rejected(missing[0], f"missing field (record has: {', '.join(sorted(record)) or 'nothing'})")
+        for role, name in (("document", fields.document), ("summary", fields.summary), ("system", fields.system)):
+            if record.get(name) is None:
+                raise _Rejected(name, _missing(record, role, name))
+        system = _identifier(record, fields.system)
+        known["system"] = system or None
         document = _text_field(record, fields.document)
         summary = _text_field(record, fields.summary)
         references = _references(record, fields.reference)
-        system = str(record[fields.system]).strip()
         if not document:
-            raise _Rejected(fields.document, "document is empty: there is nothing to extract a scaffold from")
+            raise _Rejected(fields.document, "document is empty (or only whitespace): there is nothing to extract "
+                                             "a scaffold from")
+        if not _has_content(document):
+            raise _Rejected(fields.document, f"document has no letter or digit ({_shown(document)}): there is "
+                                             "nothing to extract a scaffold from")
         if not system:
             raise _Rejected(fields.system, "system name is empty")
 
         sha = sha256_text(document)
-        given_id = record.get(fields.doc_id) if fields.doc_id else None
-        doc_id = str(given_id).strip() if given_id not in (None, "") else f"doc-{sha[:12]}"
-        known = loaded.documents.get(doc_id)
-        if known and known.sha256 != sha:
+        given_id = _identifier(record, fields.doc_id) if fields.doc_id and record.get(fields.doc_id) is not None else ""
+        doc_id = given_id or f"doc-{sha[:12]}"
+        known["doc_id"] = doc_id
+        first = loaded.documents.get(doc_id)
+        if first and first.sha256 != sha:
             raise _Rejected(fields.document, f"doc_id {doc_id!r} was first seen with a different document text")
         candidate = Candidate(record=number, doc_id=doc_id, system=system, summary=summary, references=references)
         if candidate.key in first_record_of:
@@ -235,18 +395,29 @@ def load_input(path: str | Path, fields: FieldMap | None = None, split: str | No
         first_record_of[candidate.key] = number
         return candidate
 
-    for number, record, problem in _raw_records(path, split):
+    for number, record, problem, line in _raw_records(path, split):
+        known.clear()
         try:
             if record is None:
                 raise _Rejected(None, problem or "unreadable record")
             candidate = read(number, record)
         except _Rejected as rejected:
-            loaded.issues.append(InputIssue(record=number, field=rejected.field_name, severity="error",
-                                            message=f"{rejected}; record skipped"))
+            loaded.issues.append(InputIssue(record=number, line=line, field=rejected.field_name, severity="error",
+                                            message=f"{rejected}; record skipped", **known))
             continue
+
+        def warn(field_name: str, message: str, c: Candidate = candidate, line: int | None = line) -> None:
+            loaded.issues.append(InputIssue(record=c.record, line=line, field=field_name, severity="warning",
+                                            message=message, doc_id=c.doc_id, system=c.system))
+
+        if fields.doc_id and isinstance(record.get(fields.doc_id), str) and not record[fields.doc_id].strip():
+            warn(fields.doc_id, f"doc_id is empty: the document is identified by its content ({candidate.doc_id})")
         if not candidate.summary:
-            loaded.issues.append(InputIssue(record=number, field=fields.summary, severity="warning",
-                                            message="summary is empty: scored with zero coverage; "
-                                                    "F and Fact Focus undefined"))
+            warn(fields.summary, "summary is empty (or only whitespace): scored with zero coverage; "
+                                 "F and Fact Focus undefined")
+        elif len(candidate.summary) > len(loaded.documents[candidate.doc_id].text):
+            warn(fields.summary, f"summary is longer than its document ({len(candidate.summary):,} characters "
+                                 f"against {len(loaded.documents[candidate.doc_id].text):,}): still scored, as "
+                                 "given (are the document and summary fields swapped?)")
         loaded.candidates.append(candidate)
     return loaded

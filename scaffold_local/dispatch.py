@@ -7,9 +7,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
+from . import faults
 from .backends import Backend, Result
 from .backends.base import ReportsSteps
 from .config import ModelConfig
@@ -42,6 +44,9 @@ class Dispatcher:
         self._backend: Backend | None = None
         self.engine_description: dict[str, Any] | None = None  # set once the engine has started
         self.engine_seconds = 0.0  # wall time inside the engine's generate calls
+        # Attempts a backend sent again within a call (HTTP 429, 5xx, timeouts, dropped connections), by the
+        # failure class of the attempt that failed; only backends that retry count them (`retries` attribute).
+        self.retries: Counter[str] = Counter()
 
     @property
     def backend(self) -> Backend:
@@ -76,12 +81,22 @@ class Dispatcher:
         if isinstance(backend, ReportsSteps):  # engines that can say how far a long call has got
             backend.on_step = lambda done, rows, tokens, most: advance(
                 0, f"engine call: {done}/{rows} done, {tokens} tokens of at most {most}")
+        faults.point("engine_call", keys=[p.cache_key for p in batch])
+        counted = Counter(getattr(backend, "retries", None) or {})
         started = time.perf_counter()
         results = backend.generate([p.request for p in batch])
         self.engine_seconds += time.perf_counter() - started
+        self.retries += Counter(getattr(backend, "retries", None) or {}) - counted
+        faults.point("engine_done")
         if len(results) != len(batch) or any(r.id != p.request.id for r, p in zip(results, batch)):
             raise RuntimeError(f"backend {self.config.backend!r} broke the protocol: results out of order")
         return results
+
+
+def prefix_order(planned: PlannedRequest) -> tuple[str, str, str]:
+    """Sort key for sending: all summaries of a scaffold adjacent, then the same task together, so
+    that requests sharing a prompt prefix (instructions, document or scaffold) follow each other."""
+    return planned.doc_id, planned.task, planned.system or ""
 
 
 def batches(planned: Sequence[PlannedRequest], size: int) -> Iterator[list[PlannedRequest]]:

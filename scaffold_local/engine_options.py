@@ -26,10 +26,28 @@ class VllmOptions(BaseModel):
                                      "fraction of the NUMA node's memory, less the worker's own, for the KV cache")
     tensor_parallel_size: int = 1
     enable_prefix_caching: bool = True
+    block_size: int | None = Field(
+        None, gt=0, description="tokens per KV-cache block; the prefix cache reuses whole blocks only. None: vLLM's "
+                                "default (16 on GPUs, 128 on the CPU build)")
     kv_cache_dtype: str = "auto"
     enforce_eager: bool = False
     max_num_seqs: int | None = None
     extra: dict[str, Any] = Field(default_factory=dict, description="any other vllm.LLM keyword argument")
+
+
+class RayOptions(VllmOptions):
+    """vLLM replicas on a Ray cluster through Ray Data's LLM processor: the vLLM settings above for
+    every replica, plus where and how many."""
+
+    address: str | None = Field(None, description='Ray cluster address ("auto": the cluster this machine belongs '
+                                                  'to); None starts a local Ray on this machine')
+    replicas: int = Field(2, ge=1, description="vLLM engines; each gets whole documents, so a scaffold's requests "
+                                               "share one engine's prefix cache")
+    gpus_per_replica: float = Field(0, ge=0, description="0 on CPU; 1 (or tensor_parallel_size) on GPUs")
+    cpus_per_replica: int = Field(1, ge=1, description="CPU cores per replica (its OpenMP threads on the CPU build)")
+
+
+RAY_ONLY_OPTIONS = frozenset(RayOptions.model_fields) - frozenset(VllmOptions.model_fields)
 
 
 class TransformersOptions(BaseModel):
@@ -61,7 +79,8 @@ class ResponderOptions(BaseModel):
 
 
 ENGINE_OPTIONS: dict[str, type[BaseModel]] = {
-    "vllm": VllmOptions, "transformers": TransformersOptions, "openai": OpenAIOptions, "responder": ResponderOptions,
+    "vllm": VllmOptions, "ray": RayOptions, "transformers": TransformersOptions, "openai": OpenAIOptions,
+    "responder": ResponderOptions,
 }
 
 

@@ -2,8 +2,10 @@
 
 A version pins the prompt templates (`prompts/<task>.v<N>.jinja`), the shape of every JSON schema
 the judge fills in, and the sentence splitter that numbers summary sentences. Version 2 follows the
-paper where it speaks (README, "Method versions"); version 1 stays selectable so that scores made
-with it can be reproduced exactly. Metric definitions are not versioned: they follow METHOD.md.
+paper where it speaks (README, "Method versions"); version 3 is version 2 with compact verdicts
+(evidence first, a short justification only where something is cited or an error found: about
+half the output tokens); older versions stay selectable so that their scores can be
+reproduced. Metric definitions are not versioned: they follow METHOD.md.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ class MethodVersion:
     entity_kinds: tuple[str, ...] | None  # None: free text
     scores_before_rationale: bool  # direct score: the four grades first, the rationale last (the paper)
     verdict_needs_evidence: bool  # inferred / answered <=> at least one cited sentence, in the schema
+    # Compact verdicts: short keys, the evidence list is the verdict (no true/false word), and a
+    # justification of at most `justification_chars` only for what is kept or found wrong.
+    compact_verdicts: bool = False
+    justification_chars: int | None = None  # None: the model config's limit
 
     def describe(self) -> dict[str, Any]:
         return asdict(self)
@@ -44,6 +50,8 @@ class MethodVersion:
 METHOD_VERSIONS = {
     1: MethodVersion(1, "rules-v1", V1_ERROR_CATEGORIES, None, False, False),
     2: MethodVersion(2, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True),
+    3: MethodVersion(3, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True,
+                     compact_verdicts=True, justification_chars=100),
 }
 DEFAULT_METHOD_VERSION = 2
 

@@ -23,7 +23,7 @@ from typing import Any
 from .backends import Backend, create_backend
 from .config import ModelConfig
 from .data import Candidate, Document, LoadedInput
-from .dispatch import Dispatcher, ProgressFactory, no_progress
+from .dispatch import Dispatcher, ProgressFactory, no_progress, prefix_order
 from .method import method_version
 from .metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
 from .prompts import PromptTemplate
@@ -33,7 +33,7 @@ from .requests import KIND_OF_TASK, Judge, PlannedRequest
 from .schemas import ASSEMBLY_VERSION, direct_score_model, json_schema, schema_sha256
 from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
 from .store import JudgmentCache, RunFolder, ScaffoldStore, StoredScaffold
-from .store.runs import now
+from .store.runs import check_run_name, now
 from .views import VIEW_SPECS
 
 
@@ -107,17 +107,22 @@ class Pipeline:
                 pending.extend(self.judge.extraction_requests(document))
 
         arrived: dict[str, dict[str, Record]] = {}
+        # Views answered by an earlier run in which another view of the same document failed for a
+        # passing reason: kept in the judgment cache then (below), so only the failed views are sent again.
+        answered = self.cache.finished(p.cache_key for p in pending)
+        for p in pending:
+            if p.cache_key in answered:
+                arrived.setdefault(p.doc_id, {})[p.task.removeprefix("extract_")] = answered[p.cache_key]
 
-        def store(records: list[Record]) -> None:
-            for record in records:
-                arrived.setdefault(record.doc_id, {})[record.task.removeprefix("extract_")] = record
-            for doc_id in dict.fromkeys(r.doc_id for r in records):
+        def assemble(doc_ids: list[str]) -> None:
+            for doc_id in doc_ids:
                 mine = arrived[doc_id]
                 if len(mine) < len(VIEW_SPECS):
                     continue  # the rest of this document's views is in the next batch
                 outcome.records.extend(mine.values())
                 passing = [f"{view}: {r.error}" for view, r in mine.items() if r.retryable]
-                if passing:  # not stored, so the next run tries again
+                if passing:  # no scaffold stored, so the next run tries again: the failed views only
+                    self.cache.put([r for r in mine.values() if r.cache_key not in answered])  # failures kept for audit
                     outcome.unavailable[doc_id] = "extraction failed, retried next run: " + "; ".join(passing)
                     continue
                 scaffold = self.judge.build_scaffold(by_doc[doc_id], mine)
@@ -125,7 +130,13 @@ class Pipeline:
                 outcome.scaffolds[doc_id] = scaffold
                 outcome.computed += 1
 
-        self.dispatch.send(pending, "extracting scaffolds", store)
+        def store(records: list[Record]) -> None:
+            for record in records:
+                arrived.setdefault(record.doc_id, {})[record.task.removeprefix("extract_")] = record
+            assemble(list(dict.fromkeys(r.doc_id for r in records)))
+
+        assemble([d for d, views in arrived.items() if len(views) == len(VIEW_SPECS)])  # nothing left to send
+        self.dispatch.send([p for p in pending if p.cache_key not in answered], "extracting scaffolds", store)
         return outcome
 
     def scaffolds_for(self, documents: Sequence[Document]) -> ScaffoldSet:
@@ -143,6 +154,8 @@ class Pipeline:
     # ------------------------------------------------------------ stage 2: judgments and metrics
 
     def score(self, loaded: LoadedInput, run_name: str | None = None, command: Sequence[str] | None = None) -> RunOutcome:
+        if run_name is not None:
+            check_run_name(run_name, "run_name")  # a name from outside: one plain folder under runs/
         spec = run_spec(self.judge, self.source, loaded, command, self.weighted_verdicts)
         run = RunFolder(self.store_root, run_name or spec.run_id or "run")
         spec, resumed = run.open(spec, self.cache)
@@ -156,7 +169,9 @@ class Pipeline:
 
     def _score(self, loaded: LoadedInput, run: RunFolder, spec: RunSpec, resumed: bool) -> tuple[RunOutcome, RunSpec]:
         documents = [loaded.documents[d] for d in dict.fromkeys(c.doc_id for c in loaded.candidates)]
+        retries_before = self.dispatch.retries.copy()
         scaffolds = self.scaffolds_for(documents)
+        retries = {"extraction": self.dispatch.retries - retries_before}
         run.write_jsonl("input_issues.jsonl", [*loaded.issues, *scaffolds.issues])
         spec = spec.model_copy(update={"scaffold_keys": {d: s.key for d, s in scaffolds.scaffolds.items()}})
         run.write_spec(spec)
@@ -177,6 +192,7 @@ class Pipeline:
                                             "doc_id": p.doc_id, "system": p.system} for p in planned])
 
         records, sent = self.answer(planned, "judging summaries")
+        retries["judgments"] = self.dispatch.retries - retries_before - retries["extraction"]
         if self.dispatch.engine_description is not None:
             started = {**self.dispatch.engine_description, "started_at": now()}
             spec = spec.model_copy(update={"engines": [*spec.engines, started]})
@@ -187,6 +203,8 @@ class Pipeline:
         usage: dict[str, Any] = {"extraction": usage_stats(scaffolds.records), "judgments": usage_stats(used),
                                  # engine time of this run folder's invocations (a resumed run adds to it)
                                  "engine_seconds": round(self.dispatch.engine_seconds + run.previous_engine_seconds(), 3)}
+        for stage, counted in retries.items():  # attempts the backend sent again, by class; a resumed run adds to them
+            usage[stage]["retries"] = dict(sorted((counted + run.previous_retries(stage)).items()))
         run.write_json("usage.json", usage)
         run.write_scores(summaries, systems)
         run.write_jsonl("candidates.jsonl", self._candidate_rows(candidates, scaffolds, failed))
@@ -205,8 +223,7 @@ class Pipeline:
         one, the rest sent now (and cached). Also returns the records sent."""
         records = self.cache.finished(p.cache_key for p in planned)
         pending = list({p.cache_key: p for p in planned if p.cache_key not in records}.values())
-        # All summaries of a scaffold adjacent, then the same task together: shared prompt prefixes.
-        pending.sort(key=lambda p: (p.doc_id, p.task, p.system or ""))
+        pending.sort(key=prefix_order)
         sent: list[Record] = []
 
         def keep(batch: list[Record]) -> None:

@@ -75,8 +75,8 @@ def _environment() -> jinja2.Environment:
 
 def load_prompts(directory: Path | None = None, pins: dict[str, int] | None = None,
                  version: int | None = None) -> dict[str, PromptTemplate]:
-    """The template for every task: the pinned version, else `version` (a method version pins every
-    task), else the newest."""
+    """The template for every task: the pinned version, else the newest version up to `version` (a
+    method version changes only some tasks' templates and keeps the others), else the newest."""
     directory = directory or resource_dir("prompts")
     found: dict[str, dict[int, Path]] = {}
     for path in directory.glob("*.jinja"):
@@ -88,7 +88,8 @@ def load_prompts(directory: Path | None = None, pins: dict[str, int] | None = No
         versions = found.get(task)
         if not versions:
             raise FileNotFoundError(f"no template for task {task!r} in {directory}")
-        chosen = (pins or {}).get(task, version or max(versions))
+        pinned = (pins or {}).get(task)
+        chosen = pinned or max((v for v in versions if version is None or v <= version), default=version or 0)
         if chosen not in versions:
             raise FileNotFoundError(f"{task}.v{chosen}.jinja not in {directory} (have {sorted(versions)})")
         path = versions[chosen]

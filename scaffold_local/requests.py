@@ -12,19 +12,21 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from .backends.base import Request, Result, Sampling, TokenAlternatives
 from .config import ModelConfig
-from .data import Candidate, Document
+from .data import Candidate, Document, InputIssue, LoadedInput
 from .method import NO_ERROR, MethodVersion, method_version
 from .metrics import Judgments
 from .prompts import PromptTemplate, load_prompts
-from .records import Record
+from .records import Message, Record
 from .schemas import (
     ASSEMBLY_VERSION,
+    CITED_KEYS,
+    KEPT_ATTRIBUTE_KEYS,
     OutputError,
     Scaffold,
     direct_score_model,
@@ -76,6 +78,13 @@ class Judge:
         self.prompts = prompts or load_prompts(version=self.method.number)
         self.fingerprint = config.fingerprint()
         self.known_sentences: dict[str, list[str]] = {}  # filled from the store (JudgmentCache.sentences)
+        self.judgment_overhead: int | None = None  # see fit_context
+
+    def fit_context(self, loaded: LoadedInput, counter: TokenCounter | None = None,
+                    extraction: bool = True) -> ContextFit:
+        """The input without the documents whose requests cannot fit the judge's context (see
+        `fit_context` below), before anything is sent."""
+        return fit_context(self, loaded, counter, extraction)
 
     def sentences(self, summary: str) -> list[str]:
         """The summary's numbered sentences under this method version's splitter."""
@@ -94,6 +103,7 @@ class Judge:
         alternatives = CONFIDENCE_ALTERNATIVES if c.verdict_confidence and task in VERDICT_OF_TASK else 0
         request = Request(
             id=request_id,
+            prefix_group=doc_id,
             messages=self.prompts[task].render(**variables),
             json_schema=json_schema(model),
             sampling=Sampling(max_tokens=max_tokens, temperature=c.temperature, top_p=c.top_p, seed=c.seed,
@@ -118,8 +128,7 @@ class Judge:
             return record
         try:
             parsed = parse_output(planned.model, result.text).model_dump()
-            _check_ids(parsed)
-            record.parsed = parsed
+            record.parsed = _once_each(parsed) if self.method.compact_verdicts else _check_ids(parsed)
             if result.logprobs and planned.task in VERDICT_OF_TASK:
                 record.confidence = verdict_confidence(result.text or "", result.logprobs, VERDICT_OF_TASK[planned.task],
                                                       self.method.verdict_needs_evidence)
@@ -232,7 +241,7 @@ class Judge:
 VERDICT_OF_TASK = {"align_facts": "inferred", "align_questions": "answered"}
 CONFIDENCE_ALTERNATIVES = 20  # top tokens per position (the most vLLM and OpenAI-compatible servers give)
 _ITEM = re.compile(r'"([A-Z]\d+)"\s*:\s*\{')
-_EVIDENCE_START = re.compile(r'"sentence_ids"\s*:\s*\[\s*')
+_EVIDENCE_START = re.compile(r'"(?:sentence_ids|ids)"\s*:\s*\[\s*')
 
 
 def verdict_confidence(text: str, tokens: Sequence[TokenAlternatives], verdict: str,
@@ -272,12 +281,228 @@ def verdict_confidence(text: str, tokens: Sequence[TokenAlternatives], verdict: 
     return confidence
 
 
-def _check_ids(parsed: Mapping[str, Any]) -> None:
-    """Rules the grammar cannot state: no id cited twice within one verdict."""
+def _check_ids(parsed: dict[str, Any]) -> dict[str, Any]:
+    """A rule the grammar cannot state (no engine enforces uniqueItems): up to method version 2, an
+    id cited twice within one verdict makes the output invalid."""
     for item_id, verdict in parsed.items():
         if not isinstance(verdict, dict):
             continue
-        for key in ("sentence_ids", "preserved_attribute_ids"):
+        for key in (*CITED_KEYS, *KEPT_ATTRIBUTE_KEYS):
             values = verdict.get(key, [])
             if len(values) != len(set(values)):
                 raise OutputError(f"{item_id}.{key}: duplicate ids {values}")
+    return parsed
+
+
+def _once_each(parsed: dict[str, Any]) -> dict[str, Any]:
+    """Method version 3: the cited list is the verdict, and a sentence cited twice is cited once (the
+    135M judge pads lists to their bound with repeats; the record keeps the raw text)."""
+    keys = (*CITED_KEYS, *KEPT_ATTRIBUTE_KEYS)
+    return {item_id: {k: list(dict.fromkeys(v)) if k in keys else v for k, v in verdict.items()}
+            if isinstance(verdict, dict) else verdict for item_id, verdict in parsed.items()}
+
+
+# ---------------------------------------------------------------- fitting the judge's context, before sending
+
+
+class TokenCounter(Protocol):
+    """Counts a prompt's tokens as the judge's engine will. `exact`: with the judge's own tokenizer
+    (or the test double's rule); otherwise an estimate, and `how` says which."""
+
+    exact: bool
+    how: str
+
+    def count(self, messages: Sequence[Message]) -> int: ...
+
+
+def _prompt_bytes(messages: Sequence[Message]) -> int:
+    return sum(len(m.content.encode("utf-8", "surrogatepass")) for m in messages)
+
+
+# Above what a chat template adds to a prompt: role markers and special tokens per message, a default
+# system prompt or a date line (SmolLM2, Llama 3.1), the generation prompt.
+_TEMPLATE_TOKENS = 128
+_TOKENS_PER_MESSAGE = 16
+
+
+def prompt_tokens_at_most(messages: Sequence[Message]) -> int:
+    """An upper bound for any byte-level or byte-fallback tokenizer (every token covers at least one
+    byte of UTF-8): a prompt under it needs no tokenizer to know that it fits."""
+    return _prompt_bytes(messages) + _TOKENS_PER_MESSAGE * len(messages) + _TEMPLATE_TOKENS
+
+
+class ResponderTokens:
+    """The test double's own count (backends/responder.py: 4 characters a token): exact for it."""
+
+    exact = True
+    how = "counted as the responder counts (4 characters a token)"
+
+    def count(self, messages: Sequence[Message]) -> int:
+        from .backends.responder import prompt_tokens
+
+        return prompt_tokens(messages)
+
+
+class EstimatedTokens:
+    """Where no tokenizer is at hand (a hosted model): an estimate, meant to err high."""
+
+    exact = False
+
+    def __init__(self, reason: str):
+        self.how = f"estimated at 3 bytes of UTF-8 a token, which errs high for most text ({reason})"
+
+    def count(self, messages: Sequence[Message]) -> int:
+        return math.ceil(_prompt_bytes(messages) / 3) + _TOKENS_PER_MESSAGE * len(messages) + 16
+
+
+class TokenizerTokens:
+    """The judge model's own tokenizer and chat template, as the engine applies them (transformers,
+    vLLM and Ray load it from the same local folder). Loaded on the first count only: prompts under
+    `prompt_tokens_at_most` never need it. If it cannot be loaded, the count is an estimate, labelled."""
+
+    def __init__(self, model: str):
+        self.model = model
+        self._tokenizer: Any = None
+        self._fallback: EstimatedTokens | None = None
+        self.exact = True
+        self.how = "counted with the judge's tokenizer and chat template"
+
+    def _load(self) -> Any:
+        if self._tokenizer is None and self._fallback is None:
+            try:
+                from transformers import AutoTokenizer
+
+                from .backends.weights import resolve_model_path
+
+                self._tokenizer = AutoTokenizer.from_pretrained(str(resolve_model_path(self.model)),
+                                                                local_files_only=True)
+            except Exception as exc:  # no tokenizer: estimate, and say so
+                self._fallback = EstimatedTokens(f"the judge's tokenizer could not be loaded: {type(exc).__name__}: "
+                                                 f"{str(exc)[:200]}")
+                self.exact, self.how = False, self._fallback.how
+        return self._tokenizer
+
+    def count(self, messages: Sequence[Message]) -> int:
+        tokenizer = self._load()
+        if tokenizer is None:
+            assert self._fallback is not None
+            return self._fallback.count(messages)
+        text = tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=True,
+                                             tokenize=False)
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def token_counter(config: ModelConfig) -> TokenCounter:
+    """How to count this judge's prompt tokens without starting its engine."""
+    if config.backend == "responder":
+        return ResponderTokens()
+    if config.backend in ("transformers", "vllm", "ray"):
+        return TokenizerTokens(config.model)
+    return EstimatedTokens(f"backend {config.backend} has no local tokenizer; the server decides")
+
+
+_SENTENCE_ENDS = re.compile(r"[.!?;:。！？…\n]")
+
+
+@dataclass
+class ContextFit:
+    """What `Judge.fit_context` found: the input without the documents that cannot fit (a copy, its
+    issues followed by the new ones), the new issues, and the skipped documents with the reason."""
+
+    loaded: LoadedInput
+    issues: list[InputIssue]
+    skipped: dict[str, str]  # doc_id -> why
+
+
+def fit_context(judge: Judge, loaded: LoadedInput, counter: TokenCounter | None = None,
+                extraction: bool = True) -> ContextFit:
+    """Check, before any request is sent, that every request whose size the input alone decides fits
+    the judge's context (prompt + max_tokens <= max_model_len):
+
+    - a document whose extraction prompt cannot fit is skipped, never sent and never truncated: its
+      records leave the input and one error issue names it, with the token count and the limit;
+    - a summary whose faithfulness check or direct score cannot fit (a long summary of a long
+      document) is warned about: it is still scored, and that judgment is recorded as
+      context_overflow by the engine without being sent, its metrics undefined with that reason.
+
+    Prompts are counted with the judge's tokenizer where it has one (`token_counter`), only when a
+    byte bound does not already show that they fit; an estimate is labelled as one, and skips
+    nothing (the server decides). `extraction`: False where the scaffolds come from elsewhere (a
+    file, another judge or run), so only the judgments are checked."""
+    counter = counter or token_counter(judge.config)
+    limit = judge.config.max_model_len
+    issues: list[InputIssue] = []
+    skipped: dict[str, str] = {}
+    records_of: dict[str, list[Candidate]] = {}
+    for c in loaded.candidates:
+        records_of.setdefault(c.doc_id, []).append(c)
+
+    def measure(planned: PlannedRequest) -> tuple[int, bool] | None:
+        """(prompt tokens, exact) when prompt + budget may not fit; None when it surely fits."""
+        budget = planned.request.sampling.max_tokens
+        if prompt_tokens_at_most(planned.request.messages) + budget <= limit:
+            return None
+        tokens = counter.count(planned.request.messages)
+        return (tokens, counter.exact) if tokens + budget > limit else None
+
+    def explain(planned: PlannedRequest, tokens: int, exact: bool) -> str:
+        budget = planned.request.sampling.max_tokens
+        return (f"{planned.task} prompt of {tokens:,} tokens + max_tokens {budget:,} = {tokens + budget:,} "
+                f"{'exceeds' if exact else 'may exceed'} the judge's max_model_len {limit:,} ({counter.how})")
+
+    for doc_id, candidates in records_of.items():
+        document = loaded.documents[doc_id]
+        for planned in judge.extraction_requests(document) if extraction else ():
+            found = measure(planned)
+            if found is None:
+                continue
+            tokens, exact = found
+            numbers = ", ".join(str(c.record) for c in candidates[:10]) + (", ..." if len(candidates) > 10 else "")
+            if exact:
+                why = f"document does not fit the judge's context: {explain(planned, tokens, exact)}"
+                skipped[doc_id] = why
+                issues.append(InputIssue(
+                    record=candidates[0].record, field=loaded.fields.document, severity="error", doc_id=doc_id,
+                    message=f"{why}; not sent, never truncated: its {len(candidates)} record(s) ({numbers}) are "
+                            f"skipped (shorten or split the document, or use a judge with a longer context)"))
+            else:
+                issues.append(InputIssue(
+                    record=candidates[0].record, field=loaded.fields.document, severity="warning", doc_id=doc_id,
+                    message=f"document may not fit the judge's context: {explain(planned, tokens, exact)}; sent "
+                            f"anyway: a refusal is recorded as context_overflow for its {len(candidates)} record(s)"))
+            break
+        if doc_id in skipped:
+            continue
+        document_bytes = len(document.text.encode("utf-8"))
+        for c in candidates:
+            # A bound first, without splitting the summary: every sentence ends at one of these characters.
+            n_most = len(_SENTENCE_ENDS.findall(c.summary)) + 1
+            if (document_bytes + 2 * len(c.summary.encode("utf-8")) + 12 * n_most + _judgment_overhead(judge)
+                    + max(judge.config.budget.for_items(n_most), judge.config.budget.direct_score) <= limit):
+                continue
+            shell = Scaffold(key="", doc_id=doc_id, document_sha256=document.sha256, facts=None, questions=None,
+                             entities=None)  # no views: the requests that do not depend on the scaffold
+            for planned in judge.judgment_requests(shell, document, c):
+                found = measure(planned)
+                if found is not None:
+                    then = ("this judgment is recorded as context_overflow without being sent" if found[1] else
+                            "a refusal of this judgment is recorded as context_overflow")
+                    issues.append(InputIssue(
+                        record=c.record, field=loaded.fields.summary, severity="warning", doc_id=doc_id,
+                        system=c.system,
+                        message=f"judgment {'does' if found[1] else 'may'} not fit the judge's context: "
+                                f"{explain(planned, *found)}; still scored: {then}, and its metrics are undefined"))
+    kept = dataclasses.replace(loaded, candidates=[c for c in loaded.candidates if c.doc_id not in skipped],
+                               documents={d: doc for d, doc in loaded.documents.items() if d not in skipped},
+                               issues=[*loaded.issues, *issues])
+    return ContextFit(loaded=kept, issues=issues, skipped=skipped)
+
+
+def _judgment_overhead(judge: Judge) -> int:
+    """Bytes of the faithfulness and direct-score prompts without document and summary (the larger),
+    with the chat template's share."""
+    if judge.judgment_overhead is None:
+        empty = {"document": "", "summary": "", "sentences": []}
+        judge.judgment_overhead = max(_prompt_bytes(judge.prompts[t].render(**empty))
+                                      for t in ("check_faithfulness", "direct_score")) + prompt_tokens_at_most(())
+    return judge.judgment_overhead

@@ -21,7 +21,7 @@ from .metrics import SummaryScores, SystemScores
 from .records import RUN_FORMAT_VERSION, Record, RunSpec
 from .requests import KIND_OF_TASK
 from .schemas import Scaffold
-from .store import JudgmentCache, RunFolder, ScaffoldStore
+from .store import JudgmentCache, RunFolder, RunNameError, ScaffoldStore
 
 
 class RunNotReadable(FileNotFoundError):
@@ -100,7 +100,10 @@ class Run:
 
 def open(run_dir: Path | str) -> Run:  # noqa: A001 - runs.open(path) reads like the file it opens
     run_dir = Path(run_dir)
-    folder = RunFolder(run_dir.parent.parent, run_dir.name)
+    try:
+        folder = RunFolder(run_dir.parent.parent, run_dir.name)
+    except RunNameError:  # ".", "..", "/": not a run folder's own path
+        raise RunNotReadable(f"{run_dir} is not a run folder (no spec.json)") from None
     if not folder.spec_path.is_file():
         raise RunNotReadable(f"{run_dir} is not a run folder (no spec.json)")
     try:

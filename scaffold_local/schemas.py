@@ -3,8 +3,9 @@
 Every JSON schema sent to an engine is generated here from a pydantic model, so the grammar that
 constrains decoding and the validator that checks the output can never disagree. Alignment models
 are built per scaffold: one required property per scaffold item id, in scaffold order, so the
-grammar itself forces exactly one verdict for every item. Inside each verdict the justification
-comes before the verdict, because constrained decoding writes fields in schema order.
+grammar itself forces exactly one verdict for every item. Constrained decoding writes fields in
+schema order: up to method version 2 the justification comes before the verdict; version 3's
+compact verdicts put the evidence (which is the verdict) first and justify only what is kept.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import json
 from functools import cache, lru_cache
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
-from .method import MethodVersion
+from .method import NO_ERROR, MethodVersion
 
 Label = Literal["main point", "supporting detail", "other"]
 LABELS: tuple[str, ...] = get_args(Label)
@@ -174,8 +175,27 @@ def entity_extraction_model(limits: SchemaLimits, method: MethodVersion) -> type
 # ---------------------------------------------------------------- judgment outputs, built per scaffold
 
 
-def _justification(limits: SchemaLimits) -> Any:
-    return Annotated[str, Field(max_length=limits.justification_chars)]
+def _justification(limits: SchemaLimits, method: MethodVersion | None = None) -> Any:
+    bound = limits.justification_chars
+    if method is not None and method.justification_chars:
+        bound = min(bound, method.justification_chars)
+    return Annotated[str, Field(max_length=bound)]
+
+
+# Compact verdicts (method v3): the evidence list is the verdict and comes first; a justification
+# ("why") only where something is cited, kept or found wrong. Readers accept both shapes.
+CITED_KEYS = ("sentence_ids", "ids")
+KEPT_ATTRIBUTE_KEYS = ("preserved_attribute_ids", "kept")
+JUSTIFICATION_KEYS = ("justification", "reason", "why")
+
+
+def _evidence_or_nothing(name: str, evidence_key: str, evidence: Any, most: int, limits: SchemaLimits,
+                         method: MethodVersion) -> Any:
+    """Either evidence (1..most ids) with a short justification, or an empty list and nothing else."""
+    cited = _model(name, **{evidence_key: (list[evidence], Field(min_length=1, max_length=most))},
+                   why=(_justification(limits, method), ...))
+    empty = _model(f"No{name}", **{evidence_key: (list[evidence], Field(max_length=0))})
+    return cited | empty
 
 
 @cache
@@ -186,6 +206,8 @@ def _verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits, m
     agree: either a positive verdict citing 1..k sentences or a negative one citing none (anyOf)."""
     sentence_id = Annotated[int, Field(ge=1, le=n_sentences)]
     most = min(limits.max_cited_sentences, n_sentences)
+    if method.compact_verdicts:
+        return _evidence_or_nothing(verdict_field.capitalize(), "ids", sentence_id, most, limits, method)
 
     def shape(name: str, verdict: Any, min_cited: int, max_cited: int) -> type[BaseModel]:
         return _model(
@@ -198,7 +220,18 @@ def _verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits, m
     title = verdict_field.capitalize()
     if not method.verdict_needs_evidence:
         return shape(f"{title}Verdict", bool, 0, most)
-    return shape(title, Literal[True], 1, most) | shape(f"Not{title}", Literal[False], 0, 0)
+    return shape(title, _exactly(True), 1, most) | shape(f"Not{title}", _exactly(False), 0, 0)
+
+
+def _only_booleans(value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+def _exactly(value: bool) -> Any:
+    """Literal[value] that takes only a JSON boolean: pydantic's Literal[True] takes 1, as 1 == True."""
+    return Annotated[Literal[value], BeforeValidator(_only_booleans)]
 
 
 @lru_cache(maxsize=512)
@@ -217,26 +250,37 @@ def question_alignment_model(question_ids: tuple[str, ...], n_sentences: int, li
 
 @lru_cache(maxsize=512)
 def entity_preservation_model(
-    entity_attribute_ids: tuple[tuple[str, tuple[str, ...]], ...], limits: SchemaLimits
+    entity_attribute_ids: tuple[tuple[str, tuple[str, ...]], ...], limits: SchemaLimits, method: MethodVersion
 ) -> type[BaseModel]:
     """One property per entity; its preserved ids are an enum of that entity's own attribute ids."""
     fields: dict[str, Any] = {}
     for entity_id, attribute_ids in entity_attribute_ids:
-        verdict = _model(
-            f"Entity{entity_id}Verdict",
-            justification=(_justification(limits), ...),
-            preserved_attribute_ids=(list[Literal[attribute_ids]], Field(max_length=len(attribute_ids))),  # type: ignore[valid-type]
-        )
+        own_id = Literal[attribute_ids]  # type: ignore[valid-type]
+        if method.compact_verdicts:
+            verdict = _evidence_or_nothing(f"Entity{entity_id}Kept", "kept", own_id, len(attribute_ids),
+                                           limits, method)
+        else:
+            verdict = _model(
+                f"Entity{entity_id}Verdict",
+                justification=(_justification(limits), ...),
+                preserved_attribute_ids=(list[own_id], Field(max_length=len(attribute_ids))),
+            )
         fields[entity_id] = (verdict, ...)
     return _model("EntityPreservation", **fields)
 
 
 @lru_cache(maxsize=512)
 def faithfulness_model(n_sentences: int, limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
-    verdict = _model(
-        "SentenceVerdict",
-        reason=(_justification(limits), ...), category=(Literal[method.error_categories], ...),
-    )
+    verdict: Any
+    if method.compact_verdicts:
+        errors = tuple(c for c in method.error_categories if c != NO_ERROR)
+        verdict = _model("FaithfulSentence", category=(Literal[NO_ERROR], ...)) | _model(
+            "SentenceError", category=(Literal[errors], ...), why=(_justification(limits, method), ...))
+    else:
+        verdict = _model(
+            "SentenceVerdict",
+            reason=(_justification(limits), ...), category=(Literal[method.error_categories], ...),
+        )
     return _model(
         "SentenceFaithfulness", **{f"S{i}": (verdict, ...) for i in range(1, n_sentences + 1)}
     )
@@ -313,7 +357,7 @@ def parse_output(model: type[BaseModel], text: str | None) -> BaseModel:
     except json.JSONDecodeError as exc:
         raise OutputError(f"not valid JSON: {exc}") from None
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, strict=True)  # as the JSON schema: no "1" for 1, no 1 for true
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()[:5]

@@ -18,6 +18,9 @@ from pydantic import BaseModel
 from . import assembly
 from .method import MethodVersion
 from .schemas import (
+    CITED_KEYS,
+    JUSTIFICATION_KEYS,
+    KEPT_ATTRIBUTE_KEYS,
     Scaffold,
     SchemaLimits,
     View,
@@ -76,19 +79,29 @@ class ViewSpec:
         return getattr(scaffold, self.name)
 
 
+def _first(verdict: Mapping[str, Any], keys: tuple[str, ...], default: Any = None) -> Any:
+    """The value under whichever of a method version's names for one field the verdict uses."""
+    return next((verdict[k] for k in keys if k in verdict), default)
+
+
+def _justifications(parsed: Mapping[str, Any]) -> dict[str, str]:
+    return {i: _first(v, JUSTIFICATION_KEYS, "") for i, v in parsed.items()}
+
+
 def _read_cited(verdict_field: str) -> Callable[[Mapping[str, Any]], ViewVerdicts]:
     def read(parsed: Mapping[str, Any]) -> ViewVerdicts:
-        return ViewVerdicts(kept={i: v[verdict_field] for i, v in parsed.items()},
-                            cited={i: v["sentence_ids"] for i, v in parsed.items()},
-                            justification={i: v["justification"] for i, v in parsed.items()})
+        cited = {i: _first(v, CITED_KEYS) for i, v in parsed.items()}
+        # Compact verdicts have no verdict word: citing a sentence is the verdict.
+        return ViewVerdicts(kept={i: v.get(verdict_field, bool(cited[i])) for i, v in parsed.items()},
+                            cited=cited, justification=_justifications(parsed))
     return read
 
 
 def _read_entities(parsed: Mapping[str, Any]) -> ViewVerdicts:
     # Verdicts name kept attribute ids per entity; every other attribute of the scaffold was not kept
     # (the metrics look up each attribute and read a missing one as not kept).
-    kept = {a: True for v in parsed.values() for a in v["preserved_attribute_ids"]}
-    return ViewVerdicts(kept=kept, justification={e: v["justification"] for e, v in parsed.items()})
+    kept = {a: True for v in parsed.values() for a in _first(v, KEPT_ATTRIBUTE_KEYS)}
+    return ViewVerdicts(kept=kept, justification=_justifications(parsed))
 
 
 VIEW_SPECS: dict[str, ViewSpec] = {
@@ -124,7 +137,7 @@ VIEW_SPECS: dict[str, ViewSpec] = {
         prompt_items=lambda s: [{"id": e.id, "name": e.name, "kind": e.kind,
                                  "attributes": [{"id": a.id, "text": a.text} for a in e.attributes]}
                                 for e in s.entities or () if e.attributes],
-        alignment_model=lambda s, n, limits, method: entity_preservation_model(entity_attribute_ids(s), limits),
+        alignment_model=lambda s, n, limits, method: entity_preservation_model(entity_attribute_ids(s), limits, method),
         read=_read_entities,
     ),
 }

@@ -155,3 +155,26 @@ def hosted_config_file(path: Path, base_url: str, **engine) -> Path:
     table = "\n".join(f"{k} = {json.dumps(v)}" for k, v in settings.items())
     path.write_text(f'extends = "smollm2-135m-hosted"\nname = "smollm2-135m-hosted"\n\n[engine]\n{table}\n', encoding="utf-8")
     return path
+
+
+def minimal_instance(schema: dict):
+    """The smallest JSON value valid for one of our judge-output schemas (the subset of JSON Schema
+    that schemas.json_schema writes): what a fake server answers to keep a pipeline going."""
+    if "anyOf" in schema:
+        return minimal_instance(schema["anyOf"][0])
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema["type"]
+    if kind == "object":
+        return {key: minimal_instance(schema["properties"][key]) for key in schema.get("required", [])}
+    if kind == "array":
+        return [minimal_instance(schema["items"])] * schema.get("minItems", 0)
+    if kind == "string":
+        return "x" * schema.get("minLength", 0)
+    if kind == "integer":
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    raise ValueError(f"unexpected schema: {schema}")

@@ -248,3 +248,45 @@ def test_extract_check_asks_the_judge_which_facts_the_source_supports(tmp_path):
     assert "factory: main/supporting/other facts 2/2/1" in result.output
     assert "unsupported by the source: none" in result.output  # every fact is a sentence of the document
     assert list((tmp_path / "store" / "scaffolds").rglob("*.quality.json"))
+
+
+def test_compact_verdicts_of_v3_score_as_v2_and_carry_confidence(responder_config, small_input, tmp_path):
+    """v3 changes the verdicts' shape, not their meaning: the responder's verdicts give v2's scores
+    and P(kept) is read where v3 decides the verdict (the evidence list's first character)."""
+    from scaffold_local import runs
+
+    v2 = Pipeline(responder_config, tmp_path / "store", method=2).score(load_input(small_input))
+    v3 = Pipeline(responder_config, tmp_path / "store", method=3, weighted_verdicts=True).score(load_input(small_input))
+    plain_v3 = Pipeline(responder_config, tmp_path / "store", method=3).score(load_input(small_input))
+    assert [s.values for s in plain_v3.summaries] == [s.values for s in v2.summaries]
+    tokens = lambda outcome: outcome.usage["judgments"]["completion_tokens"]  # noqa: E731
+    assert tokens(plain_v3) < 0.8 * tokens(v2)
+    facts = runs.open(v3.run_dir).records_for("factory", "details")["facts"]
+    assert facts.parsed["F5"] == {"ids": []} and set(facts.confidence) == {"F1", "F2", "F3", "F4", "F5"}
+    for item, verdict in facts.parsed.items():
+        assert (facts.confidence[item] >= 0.5) == bool(verdict["ids"])
+
+
+def test_v3_reads_a_sentence_cited_twice_once_and_v2_refuses_it():
+    """No grammar engine enforces uniqueItems, and small judges pad cited lists with repeats."""
+    from scaffold_local.backends.base import Result
+    from scaffold_local.config import ModelConfig
+    from scaffold_local.data import Candidate, Document
+    from scaffold_local.method import method_version
+    from scaffold_local.requests import Judge
+
+    from .helpers import RESPONDER_CONFIG
+
+    scaffold = Scaffold(key="k", doc_id="d", document_sha256="0" * 64, questions=None, entities=None,
+                        facts=(Fact(id="F1", text="a", label="main point"), Fact(id="F2", text="b", label="main point")))
+    document = Document(doc_id="d", text="A. B.", sha256="0" * 64)
+    candidate = Candidate(record=1, doc_id="d", system="s", summary="One. Two. Three.")
+    cases = ((3, '{"F1":{"ids":[2,1,2],"why":"x"},"F2":{"ids":[]}}', {"F1": {"ids": [2, 1], "why": "x"}, "F2": {"ids": []}}, None),
+             (2, '{"F1":{"justification":"x","sentence_ids":[2,1,2],"inferred":true},'
+                 '"F2":{"justification":"y","sentence_ids":[],"inferred":false}}', None, "F1.sentence_ids: duplicate ids"))
+    for version, text, parsed, error in cases:
+        judge = Judge(ModelConfig.load(str(RESPONDER_CONFIG)), method_version(version))
+        planned = next(p for p in judge.judgment_requests(scaffold, document, candidate) if p.task == "align_facts")
+        record = judge.record(planned, Result(id=planned.request.id, text=text, finish_reason="stop"))
+        assert record.parsed == parsed and record.text == text
+        assert (error is None) == (record.validation_error is None) and (error or "") in (record.validation_error or "")

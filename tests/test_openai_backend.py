@@ -42,14 +42,23 @@ def test_request_body_json_object_fallback_puts_the_schema_in_the_prompt():
     assert body["top_k"] == 1
 
 
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog of 5 overflows when 16 requests connect at once on a busy machine:
+    # the kernel then holds or resets connections, which the client sees as timeouts or read errors.
+    request_queue_size = 128
+
+
 class Stub:
-    """A loopback HTTP server whose replies a test scripts as a list of (status, content) pairs."""
+    """A loopback HTTP server whose replies a test scripts as a list of (status, content) pairs, or
+    computes with a function of the request body that returns one. It keeps each request's body and
+    headers."""
 
     def __init__(self, replies, hold_until_in_flight: int = 0):
         """`hold_until_in_flight`: each reply waits (up to 5 s) until that many requests are in
         flight, so a test sees concurrency happen without depending on timing."""
-        self.replies = list(replies)
+        self.replies = replies if callable(replies) else list(replies)
         self.bodies: list[dict] = []
+        self.headers: list[dict[str, str]] = []
         self.in_flight = self.max_in_flight = 0
         self.lock = threading.Condition()
         stub = self
@@ -62,9 +71,13 @@ class Stub:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with stub.lock:
                     stub.bodies.append(body)
+                    stub.headers.append(dict(self.headers))
                     stub.in_flight += 1
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
-                    status, content = stub.replies.pop(0) if len(stub.replies) > 1 else stub.replies[0]
+                    if callable(stub.replies):
+                        status, content = stub.replies(body)
+                    else:
+                        status, content = stub.replies.pop(0) if len(stub.replies) > 1 else stub.replies[0]
                     stub.lock.notify_all()
                     stub.lock.wait_for(lambda: stub.in_flight >= hold_until_in_flight, timeout=5)
                 payload = {"choices": [{"message": {"content": content}, "finish_reason": "stop"}],
@@ -79,7 +92,7 @@ class Stub:
                     stub.in_flight -= 1
                     stub.lock.notify_all()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 

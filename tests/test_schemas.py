@@ -26,7 +26,7 @@ from scaffold_local.schemas import (
 from .helpers import assert_snapshot
 
 LIMITS = SchemaLimits(justification_chars=80, max_cited_sentences=3)
-V1, V2 = method_version(1), method_version(2)
+V1, V2, V3 = method_version(1), method_version(2), method_version(3)
 
 
 def test_fact_alignment_schema_requires_one_verdict_per_fact_in_order_with_reason_first():
@@ -44,11 +44,11 @@ def test_fact_alignment_schema_requires_one_verdict_per_fact_in_order_with_reaso
 
 
 def test_entity_schema_restricts_each_entity_to_its_own_attribute_ids():
-    schema = json_schema(entity_preservation_model((("E1", ("E1.A1", "E1.A2")), ("E2", ("E2.A1",))), LIMITS))
+    schema = json_schema(entity_preservation_model((("E1", ("E1.A1", "E1.A2")), ("E2", ("E2.A1",))), LIMITS, V2))
     e1 = schema["properties"]["E1"]["properties"]
     assert list(e1) == ["justification", "preserved_attribute_ids"]
     assert e1["preserved_attribute_ids"]["items"]["enum"] == ["E1.A1", "E1.A2"]
-    model = entity_preservation_model((("E1", ("E1.A1", "E1.A2")), ("E2", ("E2.A1",))), LIMITS)
+    model = entity_preservation_model((("E1", ("E1.A1", "E1.A2")), ("E2", ("E2.A1",))), LIMITS, V2)
     with pytest.raises(OutputError, match="E1.preserved_attribute_ids"):
         parse_output(model, '{"E1": {"justification": "", "preserved_attribute_ids": ["E2.A1"]}, '
                             '"E2": {"justification": "", "preserved_attribute_ids": []}}')
@@ -127,7 +127,7 @@ def _schemas(method) -> dict:
         "extract_entities": json_schema(entity_extraction_model(LIMITS, method)),
         "align_facts": json_schema(fact_alignment_model(("F1", "F2"), 3, LIMITS, method)),
         "align_questions": json_schema(question_alignment_model(("Q1",), 3, LIMITS, method)),
-        "align_entities": json_schema(entity_preservation_model((("E1", ("E1.A1", "E1.A2")),), LIMITS)),
+        "align_entities": json_schema(entity_preservation_model((("E1", ("E1.A1", "E1.A2")),), LIMITS, method)),
         "check_faithfulness": json_schema(faithfulness_model(2, LIMITS, method)),
         "direct_score": json_schema(direct_score_model(LIMITS, method)),
     }
@@ -139,3 +139,35 @@ def test_schema_snapshot_v1_is_unchanged():
 
 def test_schema_snapshot_v2():
     assert_snapshot("schemas.v2.json", json.dumps(_schemas(V2), indent=1) + "\n")
+
+
+def test_schema_snapshot_v3():
+    assert_snapshot("schemas.v3.json", json.dumps(_schemas(V3), indent=1) + "\n")
+
+
+def test_v3_compact_verdicts_cite_first_and_justify_only_what_is_kept():
+    """The evidence list is the verdict; a short "why" is required beside evidence and forbidden without it."""
+    facts = fact_alignment_model(("F1", "F2"), 4, LIMITS, V3)
+    cited, uncited = (shape["properties"] for shape in json_schema(facts)["properties"]["F1"]["anyOf"])
+    assert list(cited) == ["ids", "why"] and list(uncited) == ["ids"]
+    assert cited["why"]["maxLength"] == 80  # the smaller of the config's bound and v3's 100
+    parsed = parse_output(facts, '{"F1":{"ids":[2],"why":"s2 says so"},"F2":{"ids":[]}}').model_dump()
+    assert parsed == {"F1": {"ids": [2], "why": "s2 says so"}, "F2": {"ids": []}}
+    for text in ('{"F1":{"ids":[2]},"F2":{"ids":[]}}', '{"F1":{"ids":[],"why":"x"},"F2":{"ids":[]}}'):
+        with pytest.raises(OutputError, match="F1"):
+            parse_output(facts, text)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(json.loads(text), json_schema(facts))
+
+    entities = entity_preservation_model((("E1", ("E1.A1", "E1.A2")), ("E2", ("E2.A1",))), LIMITS, V3)
+    with pytest.raises(OutputError, match="E1"):
+        parse_output(entities, '{"E1":{"kept":["E2.A1"],"why":"x"},"E2":{"kept":[]}}')
+    assert parse_output(entities, '{"E1":{"kept":["E1.A2"],"why":"x"},"E2":{"kept":[]}}').model_dump()["E1"]["kept"] == ["E1.A2"]
+
+    faithfulness = faithfulness_model(2, LIMITS, V3)
+    ok = parse_output(faithfulness, '{"S1":{"category":"no error"},"S2":{"category":"entity error","why":"wrong year"}}')
+    assert ok.model_dump()["S2"] == {"category": "entity error", "why": "wrong year"}
+    for text in ('{"S1":{"category":"no error","why":"x"},"S2":{"category":"no error"}}',
+                 '{"S1":{"category":"no error"},"S2":{"category":"entity error"}}'):
+        with pytest.raises(OutputError):
+            parse_output(faithfulness, text)

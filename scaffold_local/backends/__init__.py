@@ -11,6 +11,7 @@ from .base import Backend, BackendError, Message, Request, Result, Sampling, Usa
 _REGISTRY = {
     "transformers": "scaffold_local.backends.transformers:TransformersBackend",
     "vllm": "scaffold_local.backends.vllm:VllmBackend",
+    "ray": "scaffold_local.backends.ray_data:RayDataBackend",
     "openai": "scaffold_local.backends.openai:OpenAIBackend",
     "responder": "scaffold_local.backends.responder:ResponderBackend",
 }

@@ -36,6 +36,9 @@ class Request(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str  # echoed back, e.g. "doc-3/system-b/facts"
+    # Requests of one source document (one scaffold) share long prompt prefixes: a backend with
+    # several engines keeps a group on one engine so that its prefix cache serves them all.
+    prefix_group: str = ""
     messages: tuple[Message, ...]  # the backend applies the chat template
     json_schema: dict[str, Any] | None
     sampling: Sampling
@@ -44,7 +47,7 @@ class Request(BaseModel):
     context: dict[str, Any] = Field(default_factory=dict)
 
     def cache_key(self, judge_fingerprint: str, schema_text: str | None = None) -> str:
-        """What determines the output: judge, messages, schema, sampling. Ids and context do not.
+        """What determines the output: judge, messages, schema, sampling. Ids, groups and context do not.
         `schema_text`: json.dumps(json_schema, sort_keys=True) where the caller keeps it per schema
         (the same key; dumping a large schema per request was a tenth of a rerun's time)."""
         payload = {
@@ -174,6 +177,10 @@ def _validator(schema: str) -> Any:
     import jsonschema
 
     parsed = json.loads(schema)
-    cls = jsonschema.validators.validator_for(parsed)
-    cls.check_schema(parsed)
-    return cls(parsed)
+    base = jsonschema.validators.validator_for(parsed)
+    base.check_schema(parsed)
+    # JSON Schema counts 2.0 as an integer; the pydantic models that read outputs do not. Agreeing
+    # with them here means a hosted answer with 2.0 is re-asked, not accepted and then failed.
+    integers = base.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
+    return jsonschema.validators.extend(base, type_checker=integers)(parsed)

@@ -1,7 +1,8 @@
 """Any OpenAI-compatible chat-completions server: vLLM serve, llama.cpp server, TGI, a commercial API.
 
 The only module that imports the HTTP client (httpx). Requests run concurrently up to a limit,
-with timeouts and retries with exponential backoff on 429, 5xx and connection failures. Each
+with timeouts and retries with exponential backoff on 429, 5xx, connection failures, timeouts and
+bodies that are not JSON; a `Retry-After` header is honoured (up to MAX_RETRY_AFTER_S). Each
 request's JSON schema goes out as `response_format={"type": "json_schema", ...}`. For servers
 without schema support, `response_format = "json_object"` asks for plain JSON, puts the schema
 in the prompt, validates the answer against the schema and re-asks once with the validation error.
@@ -10,11 +11,14 @@ in the prompt, validates the answer against the schema and re-asks once with the
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import os
 import random
 import time
+from collections import Counter
 from collections.abc import Sequence
+from datetime import UTC
 from typing import Any
 
 import jsonschema
@@ -25,6 +29,8 @@ from ..records import FailureCategory
 from .base import BackendError, Request, Result, TokenAlternatives, Usage, covering_text, finish_fields, validate_json
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+# A server's Retry-After is honoured up to this many seconds per retry (a larger one is taken as this).
+MAX_RETRY_AFTER_S = 60.0
 
 
 def request_body(request: Request, model: str, options: OpenAIOptions) -> dict[str, Any]:
@@ -56,9 +62,28 @@ def request_body(request: Request, model: str, options: OpenAIOptions) -> dict[s
 
 
 class _Retryable(Exception):
-    def __init__(self, message: str, failure: FailureCategory):
+    def __init__(self, message: str, failure: FailureCategory, retry_after: float | None = None):
         super().__init__(message)
         self.failure = failure
+        self.retry_after = retry_after  # seconds the server asked us to wait (Retry-After), if it said
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """A Retry-After header (delay in seconds, or an HTTP date) as seconds to wait from now; None when
+    absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # HTTP dates are GMT
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _http_failure(status: int, text: str) -> FailureCategory:
@@ -94,6 +119,7 @@ class OpenAIBackend:
             headers["Authorization"] = f"Bearer {key}"
         self.headers = headers
         self.url = self.options.base_url.rstrip("/") + "/chat/completions"
+        self.retries: Counter[str] = Counter()  # attempts sent again, by the failure class of the one that failed
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -146,19 +172,33 @@ class OpenAIBackend:
                 response = await client.post(self.url, json=body)
                 if response.status_code in RETRY_STATUS:
                     raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}",
-                                     _http_failure(response.status_code, response.text))
+                                     _http_failure(response.status_code, response.text),
+                                     retry_after_seconds(response.headers.get("Retry-After")))
                 if response.status_code >= 400:
                     return Result(id=request.id, text=None, finish_reason="error",
                                   error=f"HTTP {response.status_code}: {response.text[:500]}",
                                   failure=_http_failure(response.status_code, response.text))
-                return _parse_response(request.id, response.json(), earlier)
+                try:
+                    payload = response.json()
+                except ValueError as exc:  # a body cut or garbled on the way (a proxy, a server restarting): ask again
+                    raise _Retryable(f"HTTP {response.status_code} with a body that is not JSON ({exc}): "
+                                     f"{response.text[:200]!r}", "server_error") from None
+                if not isinstance(payload, dict) or not isinstance(payload.get("choices"), list) or not payload["choices"]:
+                    raise _Retryable(f"HTTP {response.status_code} answer without choices: {response.text[:200]!r}",
+                                     "server_error")
+                return _parse_response(request.id, payload, earlier)
             except (_Retryable, self._httpx.TransportError) as exc:
+                failure = exc.failure if isinstance(exc, _Retryable) else (
+                    "timeout" if isinstance(exc, self._httpx.TimeoutException) else "server_error")
                 if attempt == o.max_retries:
-                    failure = exc.failure if isinstance(exc, _Retryable) else (
-                        "timeout" if isinstance(exc, self._httpx.TimeoutException) else "server_error")
                     return Result(id=request.id, text=None, finish_reason="error", failure=failure,
                                   error=f"gave up after {o.max_retries + 1} attempts: {type(exc).__name__}: {exc}")
-                await asyncio.sleep(o.backoff_s * 2**attempt * (1 + random.random() / 4))
+                self.retries[failure] += 1
+                delay = o.backoff_s * 2**attempt * (1 + random.random() / 4)
+                retry_after = exc.retry_after if isinstance(exc, _Retryable) else None
+                if retry_after is not None:  # the server said when: never sooner (capped: a bad header cannot stall a run)
+                    delay = max(delay, min(retry_after, MAX_RETRY_AFTER_S))
+                await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
 

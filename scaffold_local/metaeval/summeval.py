@@ -13,6 +13,7 @@ import numpy as np
 from ..data import Candidate, LoadedInput
 from ..metrics import rouge_l
 from ..pipeline import Pipeline
+from ..store.runs import run_name_part
 from .agreement import correlations
 from .realsumm import document_of
 from .results import MetaEvalResult
@@ -36,7 +37,8 @@ def correlation(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -
             human[document.doc_id, summary["system"]] = {d: summary["human"][f"expert_mean_{d}"] for d in DIMENSIONS}
             references = doc.get("references_all") or ([doc["reference"]] if doc.get("reference") else [])
             lexical[document.doc_id, summary["system"]] = rouge_l(summary["summary"], references)
-    outcome = pipeline.score(loaded, run_name=f"meta-eval-summeval-{pipeline.config.name}-{len(docs)}docs-seed{seed}")
+    judge = run_name_part(pipeline.config.name)
+    outcome = pipeline.score(loaded, run_name=f"meta-eval-summeval-{judge}-{len(docs)}docs-seed{seed}")
     rows: list[dict[str, Any]] = [{"doc_id": s.doc_id, "system": s.system, **{m: s.values.get(m) for m in JUDGE_METRICS},
              "rouge_l": lexical[s.doc_id, s.system],
              **{f"human_{d}": human[s.doc_id, s.system][d] for d in DIMENSIONS}} for s in outcome.summaries]

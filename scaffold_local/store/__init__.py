@@ -2,7 +2,8 @@
 scaffolds (scaffolds.py) and one folder per run (runs.py)."""
 
 from .cache import JudgmentCache, StoreError
-from .runs import RunFolder, SpecMismatch
+from .runs import RunFolder, RunNameError, SpecMismatch, check_run_name
 from .scaffolds import ScaffoldStore, StoredScaffold
 
-__all__ = ["JudgmentCache", "RunFolder", "ScaffoldStore", "SpecMismatch", "StoreError", "StoredScaffold"]
+__all__ = ["JudgmentCache", "RunFolder", "RunNameError", "ScaffoldStore", "SpecMismatch", "StoreError", "StoredScaffold",
+           "check_run_name"]

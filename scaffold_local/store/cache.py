@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .. import faults
 from ..records import Record
 
 BUSY_TIMEOUT_S = 120
@@ -120,6 +121,7 @@ class JudgmentCache:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?)", rows)
+            faults.point("cache_put", keys=[r.cache_key for r in records])  # tests kill here: written, not committed
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")

@@ -18,6 +18,8 @@ sent). Every file here is written whole or not at all.
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,12 +30,33 @@ from pydantic import BaseModel
 from ..metrics import SummaryScores, SystemScores
 from ..records import RUN_FORMAT_VERSION, Record, RunSpec, RunStatus
 from .cache import JudgmentCache
-from .scaffolds import atomic_write
+from .scaffolds import atomic_write, remove_stale_temporaries
 from .tables import write_tables
 
 
 class SpecMismatch(RuntimeError):
     pass
+
+
+class RunNameError(ValueError):
+    """A run name that would not be one plain folder under <store>/runs/ (it could leave the store)."""
+
+
+RUN_NAME_CHARACTERS = "letters A-Z and a-z, digits 0-9, '.', '_' and '-'"
+_RUN_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
+
+
+def check_run_name(name: str, option: str = "--run-name") -> str:
+    """A run name given by a person or a caller: a plain folder name, or RunNameError naming `option`."""
+    if not _RUN_NAME.fullmatch(name) or ".." in name or not name.strip("."):
+        raise RunNameError(f"{option} {name!r} is not a valid run name: use 1 to 200 of {RUN_NAME_CHARACTERS}, "
+                           "without '..' and not only dots (it names one folder under <store>/runs/)")
+    return name
+
+
+def run_name_part(text: str) -> str:
+    """`text` (e.g. a judge config name) made fit to be part of a run name."""
+    return re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]", "-", text))
 
 
 def now() -> str:
@@ -42,6 +65,9 @@ def now() -> str:
 
 class RunFolder:
     def __init__(self, store_root: Path, run_id: str):
+        # Every run folder is one level under runs/, whoever named it (derived ids, API callers).
+        if run_id in ("", ".", "..") or any(c in run_id for c in ("/", "\\", "\0")):
+            raise RunNameError(f"run name {run_id!r} is not a single folder name")
         self.run_id = run_id
         self.dir = store_root / "runs" / run_id
         self.spec_path = self.dir / "spec.json"
@@ -56,6 +82,8 @@ class RunFolder:
         """Create the run, or continue it if this folder holds the same run (else SpecMismatch).
         Returns the spec to keep updating and whether the run is resumed. A run written before the
         shared cache (format 1) hands its finished records to the cache, so nothing is sent again."""
+        if self.dir.is_dir():
+            remove_stale_temporaries(self.dir)  # left by a run killed while writing a file
         if not self.spec_path.is_file():
             spec = spec.model_copy(update={"status": "running", "format_version": RUN_FORMAT_VERSION})
             self.write_spec(spec)
@@ -79,8 +107,15 @@ class RunFolder:
         return spec
 
     def previous_engine_seconds(self) -> float:
+        return float(self._previous_usage().get("engine_seconds", 0.0))
+
+    def previous_retries(self, stage: str) -> Counter[str]:
+        """Retries (by failure class) that earlier invocations of this run recorded for a stage."""
+        return Counter((self._previous_usage().get(stage) or {}).get("retries") or {})
+
+    def _previous_usage(self) -> dict[str, Any]:
         path = self.dir / "usage.json"
-        return float(json.loads(path.read_text(encoding="utf-8")).get("engine_seconds", 0.0)) if path.is_file() else 0.0
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
     def exported_records(self) -> list[Record]:
         """records.jsonl as written (the newest line per cache key wins; a torn line is skipped)."""

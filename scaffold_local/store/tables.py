@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
+import os
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import faults
 from ..metrics import METRICS, SummaryScores, SystemScores
+from .scaffolds import atomic_write
 
 
 def write_tables(run_dir: Path, summaries: Sequence[SummaryScores], systems: Sequence[SystemScores]) -> None:
@@ -23,7 +28,13 @@ def write_tables(run_dir: Path, summaries: Sequence[SummaryScores], systems: Seq
     columns = ["doc_id", "system", "n_sentences", *METRICS, "undefined"]
     schema = pa.schema([("doc_id", pa.string()), ("system", pa.string()), ("n_sentences", pa.int64()),
                         *[(k, pa.float64()) for k in METRICS], ("undefined", pa.string())])
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), run_dir / "summaries.parquet")
+    # Whole or nothing, as every file of a run folder: a temporary file, then a rename (a kill while
+    # writing once left a half table under the final name).
+    parquet = run_dir / "summaries.parquet"
+    tmp = parquet.with_name(f".{parquet.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp)
+    faults.point("write", parquet.name)  # tests kill here: the table written, not yet renamed
+    os.replace(tmp, parquet)
     write_csv(run_dir / "summaries.csv", rows, columns)
 
     system_rows = []
@@ -41,7 +52,8 @@ def write_tables(run_dir: Path, summaries: Sequence[SummaryScores], systems: Seq
 def write_csv(path: Path, rows: Sequence[dict[str, Any]], columns: list[str] | None = None) -> None:
     """Rows as CSV; columns default to every key, in order of first appearance."""
     columns = columns if columns is not None else list(dict.fromkeys(k for row in rows for k in row))
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write(path, text.getvalue())  # whole or nothing
