@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 TESTS = Path(__file__).parent
@@ -178,3 +180,24 @@ def minimal_instance(schema: dict):
     if kind == "boolean":
         return False
     raise ValueError(f"unexpected schema: {schema}")
+
+
+class LoopbackServer(ThreadingHTTPServer):
+    # The default listen backlog of 5 overflows when 16 requests connect at once on a busy machine:
+    # the kernel then holds or resets connections, which the client sees as timeouts or read errors.
+    request_queue_size = 128
+
+
+def serve(handler: type[BaseHTTPRequestHandler]) -> tuple[LoopbackServer, str]:
+    """A threaded HTTP server on a free loopback port, and its OpenAI-style base URL."""
+    server = LoopbackServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def send_reply(handler: BaseHTTPRequestHandler, status: int, content_type: str, data: bytes) -> None:
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)

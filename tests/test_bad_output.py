@@ -8,8 +8,7 @@ cases from a loopback server that sends chosen raw responses."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -23,7 +22,7 @@ from scaffold_local.metrics import system_means
 from scaffold_local.pipeline import Pipeline
 from scaffold_local.records import RETRYABLE_FAILURES
 
-from .helpers import FACTORY, LIBRARY, hosted_config_file, minimal_instance, write_jsonl
+from .helpers import FACTORY, LIBRARY, hosted_config_file, minimal_instance, send_reply, serve, write_jsonl
 
 # factory/good: F1..F5 (F5 "other"), Q1..Q4, three entities; two summary sentences (see helpers.py).
 GOOD = "Alpha Corp opened a factory in Denton on Monday. The factory employs 200 local workers."
@@ -277,16 +276,9 @@ class RawStub:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stub.bodies.append(body)
-                status, content_type, data = stub.reply(body)
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_reply(self, *stub.reply(body))
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.server, self.url = serve(Handler)
 
     def close(self):
         self.server.shutdown()

@@ -7,6 +7,7 @@ run summary, and that resuming gives the fault-free result. The small tests pin 
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import os
@@ -16,6 +17,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import psutil
 import pytest
 
 from scaffold_local.backends import Message, Request, Sampling
@@ -141,9 +143,14 @@ def score(input_path: Path, store: Path, config: Path, out: Path) -> tuple[int, 
     started = time.monotonic()
     with (out.with_suffix(".out")).open("w") as stdout, (out.with_suffix(".err")).open("w") as stderr:
         process = subprocess.Popen(command, stdout=stdout, stderr=stderr, env={**os.environ, "COLUMNS": "200"})
-        _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return process.returncode, time.monotonic() - started, usage.ru_maxrss, out.with_suffix(".err").read_text()
+        # Sampled, not ru_maxrss: Linux carries the forking process's high-water mark into the child's
+        # ru_maxrss across exec, so after a large pytest process it read 1.4 GiB for every command.
+        watched, peak = psutil.Process(process.pid), 0
+        while process.poll() is None:
+            with contextlib.suppress(psutil.Error):
+                peak = max(peak, watched.memory_info().rss)
+            time.sleep(0.05)
+    return process.returncode, time.monotonic() - started, peak // 1024, out.with_suffix(".err").read_text()
 
 
 def cache_records(store: Path) -> dict[str, Record]:

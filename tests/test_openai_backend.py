@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from scaffold_local.backends import Message, Request, Sampling
 from scaffold_local.backends.openai import OpenAIBackend, OpenAIOptions, request_body
 from scaffold_local.config import ModelConfig
+
+from .helpers import send_reply, serve
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
 
@@ -40,12 +42,6 @@ def test_request_body_json_object_fallback_puts_the_schema_in_the_prompt():
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
     assert body["messages"][1]["content"] == "Question 0\n\nYour answer must be JSON that validates against this JSON schema:\n" + json.dumps(SCHEMA)
     assert body["top_k"] == 1
-
-
-class _Server(ThreadingHTTPServer):
-    # The default listen backlog of 5 overflows when 16 requests connect at once on a busy machine:
-    # the kernel then holds or resets connections, which the client sees as timeouts or read errors.
-    request_queue_size = 128
 
 
 class Stub:
@@ -82,19 +78,13 @@ class Stub:
                     stub.lock.wait_for(lambda: stub.in_flight >= hold_until_in_flight, timeout=5)
                 payload = {"choices": [{"message": {"content": content}, "finish_reason": "stop"}],
                            "usage": {"prompt_tokens": 10, "completion_tokens": 3}}
-                data = json.dumps(payload if status == 200 else {"error": content or "busy"}).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_reply(self, status, "application/json",
+                      json.dumps(payload if status == 200 else {"error": content or "busy"}).encode())
                 with stub.lock:
                     stub.in_flight -= 1
                     stub.lock.notify_all()
 
-        self.server = _Server(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.server, self.url = serve(Handler)
 
     def close(self):
         self.server.shutdown()
