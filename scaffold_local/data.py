@@ -405,19 +405,23 @@ def load_input(path: str | Path, fields: FieldMap | None = None, split: str | No
             loaded.issues.append(InputIssue(record=number, line=line, field=rejected.field_name, severity="error",
                                             message=f"{rejected}; record skipped", **known))
             continue
-
-        def warn(field_name: str, message: str, c: Candidate = candidate, line: int | None = line) -> None:
-            loaded.issues.append(InputIssue(record=c.record, line=line, field=field_name, severity="warning",
-                                            message=message, doc_id=c.doc_id, system=c.system))
-
-        if fields.doc_id and isinstance(record.get(fields.doc_id), str) and not record[fields.doc_id].strip():
-            warn(fields.doc_id, f"doc_id is empty: the document is identified by its content ({candidate.doc_id})")
-        if not candidate.summary:
-            warn(fields.summary, "summary is empty (or only whitespace): scored with zero coverage; "
-                                 "F and Fact Focus undefined")
-        elif len(candidate.summary) > len(loaded.documents[candidate.doc_id].text):
-            warn(fields.summary, f"summary is longer than its document ({len(candidate.summary):,} characters "
-                                 f"against {len(loaded.documents[candidate.doc_id].text):,}): still scored, as "
-                                 "given (are the document and summary fields swapped?)")
+        loaded.issues.extend(_warnings(record, candidate, loaded.documents[candidate.doc_id], fields, line))
         loaded.candidates.append(candidate)
     return loaded
+
+
+def _warnings(record: dict[str, Any], c: Candidate, document: Document, fields: FieldMap,
+              line: int | None) -> list[InputIssue]:
+    """What is odd about a record that is still scored."""
+    found: list[tuple[str, str]] = []
+    if fields.doc_id and isinstance(record.get(fields.doc_id), str) and not record[fields.doc_id].strip():
+        found.append((fields.doc_id, f"doc_id is empty: the document is identified by its content ({c.doc_id})"))
+    if not c.summary:
+        found.append((fields.summary, "summary is empty (or only whitespace): scored with zero coverage; "
+                                      "F and Fact Focus undefined"))
+    elif len(c.summary) > len(document.text):
+        found.append((fields.summary, f"summary is longer than its document ({len(c.summary):,} characters "
+                                      f"against {len(document.text):,}): still scored, as given (are the "
+                                      "document and summary fields swapped?)"))
+    return [InputIssue(record=c.record, line=line, field=field, severity="warning", message=message,
+                       doc_id=c.doc_id, system=c.system) for field, message in found]

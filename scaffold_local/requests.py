@@ -429,73 +429,89 @@ def fit_context(judge: Judge, loaded: LoadedInput, counter: TokenCounter | None 
     byte bound does not already show that they fit; an estimate is labelled as one, and skips
     nothing (the server decides). `extraction`: False where the scaffolds come from elsewhere (a
     file, another judge or run), so only the judgments are checked."""
-    counter = counter or token_counter(judge.config)
-    limit = judge.config.max_model_len
-    issues: list[InputIssue] = []
-    skipped: dict[str, str] = {}
+    check = _ContextCheck(judge, counter or token_counter(judge.config), loaded)
     records_of: dict[str, list[Candidate]] = {}
     for c in loaded.candidates:
         records_of.setdefault(c.doc_id, []).append(c)
-
-    def measure(planned: PlannedRequest) -> tuple[int, bool] | None:
-        """(prompt tokens, exact) when prompt + budget may not fit; None when it surely fits."""
-        budget = planned.request.sampling.max_tokens
-        if prompt_tokens_at_most(planned.request.messages) + budget <= limit:
-            return None
-        tokens = counter.count(planned.request.messages)
-        return (tokens, counter.exact) if tokens + budget > limit else None
-
-    def explain(planned: PlannedRequest, tokens: int, exact: bool) -> str:
-        budget = planned.request.sampling.max_tokens
-        return (f"{planned.task} prompt of {tokens:,} tokens + max_tokens {budget:,} = {tokens + budget:,} "
-                f"{'exceeds' if exact else 'may exceed'} the judge's max_model_len {limit:,} ({counter.how})")
-
+    issues: list[InputIssue] = []
+    skipped: dict[str, str] = {}
     for doc_id, candidates in records_of.items():
         document = loaded.documents[doc_id]
-        for planned in judge.extraction_requests(document) if extraction else ():
-            found = measure(planned)
-            if found is None:
+        issue = check.document(document, candidates) if extraction else None
+        if issue is not None:
+            issues.append(issue)
+            if issue.severity == "error":
+                skipped[doc_id] = issue.message
                 continue
-            tokens, exact = found
-            numbers = ", ".join(str(c.record) for c in candidates[:10]) + (", ..." if len(candidates) > 10 else "")
-            if exact:
-                why = f"document does not fit the judge's context: {explain(planned, tokens, exact)}"
-                skipped[doc_id] = why
-                issues.append(InputIssue(
-                    record=candidates[0].record, field=loaded.fields.document, severity="error", doc_id=doc_id,
-                    message=f"{why}; not sent, never truncated: its {len(candidates)} record(s) ({numbers}) are "
-                            f"skipped (shorten or split the document, or use a judge with a longer context)"))
-            else:
-                issues.append(InputIssue(
-                    record=candidates[0].record, field=loaded.fields.document, severity="warning", doc_id=doc_id,
-                    message=f"document may not fit the judge's context: {explain(planned, tokens, exact)}; sent "
-                            f"anyway: a refusal is recorded as context_overflow for its {len(candidates)} record(s)"))
-            break
-        if doc_id in skipped:
-            continue
-        document_bytes = len(document.text.encode("utf-8"))
-        for c in candidates:
-            # A bound first, without splitting the summary: every sentence ends at one of these characters.
-            n_most = len(_SENTENCE_ENDS.findall(c.summary)) + 1
-            if (document_bytes + 2 * len(c.summary.encode("utf-8")) + 12 * n_most + _judgment_overhead(judge)
-                    + max(judge.config.budget.for_items(n_most), judge.config.budget.direct_score) <= limit):
-                continue
-            shell = Scaffold(key="", doc_id=doc_id, document_sha256=document.sha256, facts=None, questions=None,
-                             entities=None)  # no views: the requests that do not depend on the scaffold
-            for planned in judge.judgment_requests(shell, document, c):
-                found = measure(planned)
-                if found is not None:
-                    then = ("this judgment is recorded as context_overflow without being sent" if found[1] else
-                            "a refusal of this judgment is recorded as context_overflow")
-                    issues.append(InputIssue(
-                        record=c.record, field=loaded.fields.summary, severity="warning", doc_id=doc_id,
-                        system=c.system,
-                        message=f"judgment {'does' if found[1] else 'may'} not fit the judge's context: "
-                                f"{explain(planned, *found)}; still scored: {then}, and its metrics are undefined"))
+        issues.extend(i for c in candidates for i in check.summary(document, c))
     kept = dataclasses.replace(loaded, candidates=[c for c in loaded.candidates if c.doc_id not in skipped],
                                documents={d: doc for d, doc in loaded.documents.items() if d not in skipped},
                                issues=[*loaded.issues, *issues])
     return ContextFit(loaded=kept, issues=issues, skipped=skipped)
+
+
+class _ContextCheck:
+    """fit_context's two checks: a document's extraction prompts, a summary's judgment prompts."""
+
+    def __init__(self, judge: Judge, counter: TokenCounter, loaded: LoadedInput):
+        self.judge, self.counter, self.fields = judge, counter, loaded.fields
+        self.limit = judge.config.max_model_len
+
+    def measure(self, planned: PlannedRequest) -> tuple[int, bool] | None:
+        """(prompt tokens, exact) when prompt + budget may not fit; None when it surely fits."""
+        budget = planned.request.sampling.max_tokens
+        if prompt_tokens_at_most(planned.request.messages) + budget <= self.limit:
+            return None
+        tokens = self.counter.count(planned.request.messages)
+        return (tokens, self.counter.exact) if tokens + budget > self.limit else None
+
+    def explain(self, planned: PlannedRequest, tokens: int, exact: bool) -> str:
+        budget = planned.request.sampling.max_tokens
+        return (f"{planned.task} prompt of {tokens:,} tokens + max_tokens {budget:,} = {tokens + budget:,} "
+                f"{'exceeds' if exact else 'may exceed'} the judge's max_model_len {self.limit:,} ({self.counter.how})")
+
+    def document(self, document: Document, candidates: list[Candidate]) -> InputIssue | None:
+        """An error (skip the document) or a warning (an estimate only) for its first extraction
+        prompt that cannot fit; None when all fit."""
+        for planned in self.judge.extraction_requests(document):
+            found = self.measure(planned)
+            if found is None:
+                continue
+            tokens, exact = found
+            numbers = ", ".join(str(c.record) for c in candidates[:10]) + (", ..." if len(candidates) > 10 else "")
+            where = {"record": candidates[0].record, "field": self.fields.document, "doc_id": document.doc_id}
+            if exact:
+                why = f"document does not fit the judge's context: {self.explain(planned, tokens, exact)}"
+                return InputIssue(**where, severity="error", message=(
+                    f"{why}; not sent, never truncated: its {len(candidates)} record(s) ({numbers}) are "
+                    f"skipped (shorten or split the document, or use a judge with a longer context)"))
+            return InputIssue(**where, severity="warning", message=(
+                f"document may not fit the judge's context: {self.explain(planned, tokens, exact)}; sent "
+                f"anyway: a refusal is recorded as context_overflow for its {len(candidates)} record(s)"))
+        return None
+
+    def summary(self, document: Document, c: Candidate) -> list[InputIssue]:
+        """Warnings for a summary's fact-check or direct-score prompt that cannot fit (still scored)."""
+        judge, limit = self.judge, self.limit
+        # A bound first, without splitting the summary: every sentence ends at one of these characters.
+        n_most = len(_SENTENCE_ENDS.findall(c.summary)) + 1
+        if (len(document.text.encode("utf-8")) + 2 * len(c.summary.encode("utf-8")) + 12 * n_most
+                + _judgment_overhead(judge) + max(judge.config.budget.for_items(n_most), judge.config.budget.direct_score)
+                <= limit):
+            return []
+        shell = Scaffold(key="", doc_id=c.doc_id, document_sha256=document.sha256, facts=None, questions=None,
+                         entities=None)  # no views: the requests that do not depend on the scaffold
+        issues = []
+        for planned in judge.judgment_requests(shell, document, c):
+            found = self.measure(planned)
+            if found is not None:
+                then = ("this judgment is recorded as context_overflow without being sent" if found[1] else
+                        "a refusal of this judgment is recorded as context_overflow")
+                issues.append(InputIssue(
+                    record=c.record, field=self.fields.summary, severity="warning", doc_id=c.doc_id, system=c.system,
+                    message=f"judgment {'does' if found[1] else 'may'} not fit the judge's context: "
+                            f"{self.explain(planned, *found)}; still scored: {then}, and its metrics are undefined"))
+        return issues
 
 
 def _judgment_overhead(judge: Judge) -> int:
