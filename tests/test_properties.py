@@ -397,7 +397,7 @@ CSV_TEXT = st.lists(st.lists(st.text(alphabet=st.sampled_from('ab ,"\n\r\x00é\t
                     max_size=5).map(lambda rows: "\n".join(",".join(row) for row in rows).encode())
 
 
-def loaded_or_input_error(path: Path) -> None:
+def assert_loaded_or_input_error(path: Path) -> None:
     """load_input either fails with InputError or loads something the rest of the pipeline can use:
     issues that print and serialise, texts that encode as UTF-8, documents for every candidate."""
     try:
@@ -426,7 +426,7 @@ def test_input_files_load_or_fail_with_input_error(suffix, content):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"input{suffix}"
         path.write_bytes(content)
-        loaded_or_input_error(path)
+        assert_loaded_or_input_error(path)
 
 
 def test_a_long_csv_document_loads(tmp_path):
