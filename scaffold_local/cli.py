@@ -303,13 +303,13 @@ def extract(
 
 def _check_scaffolds(pipeline: Any, scaffolds: dict[str, Any], documents: dict[str, Any]) -> list[Any]:
     """The judge-free checks and the judge's support check of every scaffold, saved beside it."""
-    from .quality import inspect, quality_path, read_support, save_support, support_request
+    from .quality import inspect, quality_path, read_support, save_support, support_requests
 
-    checks = {doc_id: (s, inspect(s, pipeline.config.limits), support_request(pipeline.judge, s, documents[doc_id]))
+    checks = {doc_id: (s, inspect(s, pipeline.config.limits), support_requests(pipeline.judge, s, documents[doc_id]))
               for doc_id, s in scaffolds.items()}
-    records, _ = pipeline.answer([r for _, _, r in checks.values() if r is not None], "checking scaffolds")
-    for scaffold, quality, request in checks.values():
-        record = records.get(request.cache_key) if request is not None else None
+    records, _ = pipeline.answer([r for _, _, planned in checks.values() for r in planned], "checking scaffolds")
+    for scaffold, quality, planned in checks.values():
+        record = pipeline.judge.by_kind(planned, records).get("faithfulness")
         read_support(quality, scaffold, record.parsed if record else None)
         if quality.unsupported is not None:
             save_support(quality_path(pipeline.scaffolds.path(scaffold.key)), quality)
@@ -455,20 +455,21 @@ def check_judge(
     model: ModelOpt = None,
     store: StoreOpt = DEFAULT_STORE,
     method_version: MethodOpt = None,
+    verdict_confidence: ConfidenceOpt = False,
 ) -> None:
     """Can this judge tell whether a summary conveys a fact better than word overlap? (A few minutes on CPU.)"""
     from rich.table import Table
 
     from .judge_check import KINDS, run_check, save
 
-    pipeline = _pipeline(model, store, None, method_version)
+    pipeline = _pipeline(model, store, None, method_version, verdict_confidence=verdict_confidence)
     with _engine_errors():
         try:
             result = run_check(pipeline)
         finally:
             pipeline.close()
-    table = Table(title=f"judge check: {result.judge} ({result.items} (summary, fact) items, {result.failed} failed)",
-                  title_justify="left")
+    table = Table(title=f"judge check: {result.judge}, method version {result.method} ({result.items} (summary, fact) "
+                        f"items, {result.failed} failed); judge decides by {result.decision}", title_justify="left")
     table.add_column("scorer")
     table.add_column("balanced accuracy [95%]")
     for kind in KINDS:
@@ -479,6 +480,9 @@ def check_judge(
     console.print(table)
     console.print("present: verbatim and paraphrased facts (should be near 1); absent: dropped and contradicted "
                   "(should be near 0)", highlight=False)
+    if result.auroc is not None:
+        console.print(f"P(kept) ranks present above absent facts with AUROC {result.auroc} (1: perfectly, 0.5: chance)",
+                      highlight=False)
     if result.no_better_than_overlap:
         err.print(f"[red]warning: {escape(result.judge)} does no better than word overlap on this check; do not base "
                   "decisions on its verdicts (use a stronger judge, see `scaffold-local models`).[/red]")
@@ -500,6 +504,11 @@ def meta_eval(
     data: Annotated[Path | None, typer.Option(
         help="the evaluation-data folder (realsumm/, frank/, summeval/) [env SCAFFOLD_LOCAL_EVAL_DATA]")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="documents to draw at random (seeded) [default: all]")] = None,
+    split: Annotated[str, typer.Option(
+        help="documents of one fixed half: dev (choose formats and thresholds there) or test (check them there), "
+             "or all")] = "all",
+    per_document: Annotated[int | None, typer.Option(
+        min=1, help="summaries to draw per document (seeded), so a CPU run covers more documents [default: all]")] = None,
     seed: Annotated[int, typer.Option(help="seed of the document sample and of the bootstrap")] = 0,
     store: StoreOpt = DEFAULT_STORE,
     out: Annotated[Path | None, typer.Option(help="folder for the tables [default: <store>/meta-eval/<judge>]")] = None,
@@ -520,16 +529,19 @@ def meta_eval(
     if folder is None:
         _fail("give --data <evaluation-data folder> (or set SCAFFOLD_LOCAL_EVAL_DATA)", 2)
     pipeline = _pipeline(model, store, batch_requests, method_version, verdict_confidence=verdict_confidence)
-    target = out or store / "meta-eval" / pipeline.config.name
+    target = out or store / "meta-eval" / pipeline.config.name / f"method-v{pipeline.method.number}-{split}"
     with _engine_errors():
         try:
             for name in chosen:
                 dataset, adapter = adapters[name]
                 try:
-                    documents = load(folder, dataset, limit, seed)
+                    documents = load(folder, dataset, limit, seed, split, per_document)
                 except EvalDataError as exc:
                     _fail(exc, 2)
                 result = adapter(pipeline, documents, seed)
+                result.sample = {"split": split, "limit": limit, "per_document": per_document, "seed": seed,
+                                 "method_version": pipeline.method.number,
+                                 "decision_threshold": pipeline.judge.decision_threshold}
                 summary = write(result, target)
                 console.print(f"[bold]{escape(result.headline())}[/bold]")
                 for line in result.summary:

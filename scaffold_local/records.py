@@ -92,7 +92,8 @@ def usage_stats(records: Sequence[Record]) -> dict[str, Any]:
 # ---------------------------------------------------------------- the run spec
 
 RUN_FORMAT_VERSION = 2
-RUN_IDENTITY = ("input", "judge_fingerprint", "prompts", "schemas", "scaffold_source", "weighted_verdicts")
+RUN_IDENTITY = ("input", "judge_fingerprint", "prompts", "schemas", "scaffold_source", "weighted_verdicts",
+                "decision_threshold")
 RunStatus = Literal["running", "complete", "interrupted", "unknown"]
 
 
@@ -128,6 +129,7 @@ class RunSpec(BaseModel):
     schemas: dict[str, Any]
     scaffold_source: ScaffoldSource = ScaffoldSource()
     weighted_verdicts: bool = False  # facts and questions counted by the probability of their verdicts
+    decision_threshold: float | None = None  # kept when P(kept) >= it (the judge config's calibrated rule)
     scaffold_keys: dict[str, str] = Field(default_factory=dict)  # doc_id -> scaffold key
     engines: list[dict[str, Any]] = Field(default_factory=list)
     created_at: str | None = None
@@ -146,12 +148,15 @@ class RunSpec(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """What makes two specs the same run (resume) or different runs (refused). Defaults added
-        later (scaffold source, weighted verdicts) are left out, so earlier runs keep their ids."""
+        later (scaffold source, weighted verdicts, decision threshold) are left out, so earlier runs
+        keep their ids."""
         identity = {key: _plain(getattr(self, key)) for key in RUN_IDENTITY}
         if self.scaffold_source == ScaffoldSource():
             del identity["scaffold_source"]
         if not self.weighted_verdicts:
             del identity["weighted_verdicts"]
+        if self.decision_threshold is None:
+            del identity["decision_threshold"]
         return identity
 
     def identity_hash(self) -> str:

@@ -10,7 +10,8 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -74,9 +75,12 @@ class Judge:
     def __init__(self, config: ModelConfig, method: MethodVersion | None = None,
                  prompts: Mapping[str, PromptTemplate] | None = None):
         self.config = config
-        self.method = method or method_version()
+        self.method = method or method_version(config.method_version)  # the config's own, else the default
         self.prompts = prompts or load_prompts(version=self.method.number)
         self.fingerprint = config.fingerprint()
+        # The config's threshold holds for the method version it was calibrated under only.
+        calibrated = config.method_version == self.method.number
+        self.decision_threshold = config.decision_threshold if calibrated else None
         self.known_sentences: dict[str, list[str]] = {}  # filled from the store (JudgmentCache.sentences)
         self.judgment_overhead: int | None = None  # see fit_context
 
@@ -131,7 +135,7 @@ class Judge:
             record.parsed = _once_each(parsed) if self.method.compact_verdicts else _check_ids(parsed)
             if result.logprobs and planned.task in VERDICT_OF_TASK:
                 record.confidence = verdict_confidence(result.text or "", result.logprobs, VERDICT_OF_TASK[planned.task],
-                                                      self.method.verdict_needs_evidence)
+                                                      self.method.decided_by_evidence)
         except OutputError as exc:
             truncated = result.finish_reason == "length"
             record.validation_error = f"{exc}" + (" (output cut off at max_tokens)" if truncated else "")
@@ -195,17 +199,51 @@ class Judge:
 
         planned = []
         for name, spec in VIEW_SPECS.items():
-            items = spec.prompt_items(scaffold)
-            if items:
-                planned.append(plan(name, spec.align_task, spec.alignment_model(scaffold, n, limits, method),
-                                    budget.for_items(len(items)), **{name: items}))
-        planned.append(plan("faithfulness", "check_faithfulness", faithfulness_model(n, limits, method),
-                            budget.for_items(n)))
+            # One request for the view, or (method v5) one per item: the scaffold narrowed to that item.
+            parts = [(f"{name}/{item.id}", scaffold.model_copy(update={name: (item,)}))
+                     for item in spec.items(scaffold) or ()] if method.one_item_per_request else [(name, scaffold)]
+            for kind, part in parts:
+                items = spec.prompt_items(part)
+                if items:
+                    planned.append(plan(kind, spec.align_task, spec.alignment_model(part, n, limits, method),
+                                        budget.for_items(len(items)), **{name: items}))
+        if method.one_item_per_request:
+            planned += [plan(f"faithfulness/S{i}", "check_faithfulness", faithfulness_model(n, limits, method, only=i),
+                             budget.for_items(1), check=i) for i in range(1, n + 1)]
+        else:
+            planned.append(plan("faithfulness", "check_faithfulness", faithfulness_model(n, limits, method),
+                                budget.for_items(n)))
         planned.append(plan("direct_score", "direct_score", direct_score_model(limits, method), budget.direct_score))
         return planned
 
+    def task_requests(self, task: str, scaffold: Scaffold, document: Document, candidate: Candidate) -> list[PlannedRequest]:
+        """The requests of one judgment task for one summary (one, or one per item under method v5)."""
+        return [p for p in self.judgment_requests(scaffold, document, candidate) if p.task == task]
+
     @staticmethod
-    def judgments(scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record], weighted: bool = False) -> Judgments:
+    def by_kind(planned: Sequence[PlannedRequest], records: Mapping[str, Record]) -> dict[str, Record]:
+        """One summary's records by judgment kind (a view, "faithfulness", "direct_score"): where a
+        kind was asked one item per request, its records joined into one (see `join_records`)."""
+        grouped: dict[str, list[Record]] = {}
+        for p in planned:
+            if p.cache_key in records:
+                grouped.setdefault(KIND_OF_TASK[p.task], []).append(records[p.cache_key])
+        asked = Counter(KIND_OF_TASK[p.task] for p in planned)
+        return {kind: join_records(found) for kind, found in grouped.items() if len(found) == asked[kind]}
+
+    def verdicts(self, view: str, record: Record, weighted: bool = False) -> ViewVerdicts:
+        """A view's verdicts as this judge decides them: the output's own, or, for every item whose
+        P(kept) was recorded, P(kept) itself (`weighted`) or P(kept) >= the config's decision threshold."""
+        verdicts = VIEW_SPECS[view].read(record.parsed or {})
+        if record.confidence and weighted:
+            return dataclasses.replace(verdicts, kept={**verdicts.kept, **record.confidence})
+        if record.confidence and self.decision_threshold is not None:
+            decided = {i: float(p >= self.decision_threshold) for i, p in record.confidence.items()}
+            return dataclasses.replace(verdicts, kept={**verdicts.kept, **decided})
+        return verdicts
+
+    def judgments(self, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
+                  weighted: bool = False) -> Judgments:
         """Normalize one summary's records (keyed by judgment kind) into metric inputs. `weighted`:
         a fact or question counts by the probability the judge gave its verdict, where recorded."""
         if n_sentences == 0:
@@ -227,15 +265,33 @@ class Judge:
             else:
                 parsed = record.parsed
             if spec is not None:
-                verdicts = spec.read(parsed)
-                if weighted and record is not None and record.confidence:
-                    verdicts = dataclasses.replace(verdicts, kept={**verdicts.kept, **record.confidence})
-                out.views[kind] = verdicts
+                out.views[kind] = self.verdicts(kind, record, weighted) if record is not None else spec.read(parsed)
             elif kind == "faithfulness":
                 out.sentence_faithful = [parsed[f"S{i}"]["category"] == NO_ERROR for i in range(1, n_sentences + 1)]
             else:
                 out.direct_score = {k: v for k, v in parsed.items() if k != "rationale"}
         return out
+
+
+def join_records(records: Sequence[Record]) -> Record:
+    """The records of one kind of judgment asked one item per request, as if one request had asked
+    about every item: the verdicts and confidences of all items, or the first failed item's record
+    (its failure and raw text name the item), so a failure is never hidden and never half counted."""
+    if len(records) == 1:
+        return records[0]
+    failed = next((r for r in records if r.parsed is None), None)
+    if failed is not None:
+        item = failed.request_id.rsplit("/", 1)[-1]
+        return failed.model_copy(update={key: f"{item}: {value}" for key in ("validation_error", "error")
+                                         if (value := getattr(failed, key))})
+    first = records[0]
+    confidence = {k: v for r in records for k, v in (r.confidence or {}).items()}
+    return first.model_copy(update={
+        "request_id": first.request_id.rsplit("/", 1)[0], "cache_key": "", "text": None,
+        "parsed": {k: v for r in records for k, v in (r.parsed or {}).items()},
+        "confidence": confidence or None,
+        "usage": {k: sum((r.usage or {}).get(k) or 0 for r in records) for k in (first.usage or {})} or None,
+    })
 
 
 VERDICT_OF_TASK = {"align_facts": "inferred", "align_questions": "answered"}
@@ -356,40 +412,56 @@ class EstimatedTokens:
 
 
 class TokenizerTokens:
-    """The judge model's own tokenizer and chat template, as the engine applies them (transformers,
-    vLLM and Ray load it from the same local folder). Loaded on the first count only: prompts under
-    `prompt_tokens_at_most` never need it. If it cannot be loaded, the count is an estimate, labelled."""
+    """The judge model's own tokenizer and chat template, as the engine applies them. Loaded on the
+    first count only: prompts under `prompt_tokens_at_most` never need it. If it cannot be loaded,
+    the count is an estimate, labelled."""
 
-    def __init__(self, model: str):
-        self.model = model
-        self._tokenizer: Any = None
+    def __init__(self, load: Callable[[], Callable[[Sequence[Message]], int]]):
+        self._load_counter = load
+        self._counter: Callable[[Sequence[Message]], int] | None = None
         self._fallback: EstimatedTokens | None = None
         self.exact = True
         self.how = "counted with the judge's tokenizer and chat template"
 
-    def _load(self) -> Any:
-        if self._tokenizer is None and self._fallback is None:
+    def count(self, messages: Sequence[Message]) -> int:
+        if self._counter is None and self._fallback is None:
             try:
-                from transformers import AutoTokenizer
-
-                from .backends.weights import resolve_model_path
-
-                self._tokenizer = AutoTokenizer.from_pretrained(str(resolve_model_path(self.model)),
-                                                                local_files_only=True)
+                self._counter = self._load_counter()
             except Exception as exc:  # no tokenizer: estimate, and say so
                 self._fallback = EstimatedTokens(f"the judge's tokenizer could not be loaded: {type(exc).__name__}: "
                                                  f"{str(exc)[:200]}")
                 self.exact, self.how = False, self._fallback.how
-        return self._tokenizer
-
-    def count(self, messages: Sequence[Message]) -> int:
-        tokenizer = self._load()
-        if tokenizer is None:
+        if self._counter is None:
             assert self._fallback is not None
             return self._fallback.count(messages)
-        text = tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=True,
-                                             tokenize=False)
-        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+        return self._counter(messages)
+
+
+def _hugging_face_counter(model: str) -> Callable[[], Callable[[Sequence[Message]], int]]:
+    """transformers, vLLM and Ray: the tokenizer of the model's local folder."""
+    def load() -> Callable[[Sequence[Message]], int]:
+        from transformers import AutoTokenizer
+
+        from .backends.weights import resolve_model_path
+
+        tokenizer = AutoTokenizer.from_pretrained(str(resolve_model_path(model)), local_files_only=True)
+
+        def count(messages: Sequence[Message]) -> int:
+            text = tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=True,
+                                                 tokenize=False)
+            return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+        return count
+    return load
+
+
+def _gguf_counter(model: str) -> Callable[[], Callable[[Sequence[Message]], int]]:
+    """llama.cpp: the GGUF file's own vocabulary and chat template, without its weights."""
+    def load() -> Callable[[Sequence[Message]], int]:
+        from .backends.llama_cpp import ChatTokenizer
+
+        chat = ChatTokenizer.vocab_only(model)
+        return lambda messages: len(chat.tokens(messages))
+    return load
 
 
 def token_counter(config: ModelConfig) -> TokenCounter:
@@ -397,7 +469,9 @@ def token_counter(config: ModelConfig) -> TokenCounter:
     if config.backend == "responder":
         return ResponderTokens()
     if config.backend in ("transformers", "vllm", "ray"):
-        return TokenizerTokens(config.model)
+        return TokenizerTokens(_hugging_face_counter(config.model))
+    if config.backend == "llama-cpp":
+        return TokenizerTokens(_gguf_counter(config.model))
     return EstimatedTokens(f"backend {config.backend} has no local tokenizer; the server decides")
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from .metrics import SummaryScores, SystemScores
 from .records import RUN_FORMAT_VERSION, Record, RunSpec
-from .requests import KIND_OF_TASK
+from .requests import KIND_OF_TASK, join_records
 from .schemas import Scaffold
 from .store import JudgmentCache, RunFolder, RunNameError, ScaffoldStore
 
@@ -85,8 +85,11 @@ class Run:
 
     def records_for(self, doc_id: str, system: str) -> dict[str, Record]:
         """One summary's judgment records, by judgment kind (a view, "faithfulness", "direct_score")."""
-        return {KIND_OF_TASK[r.task]: r for r in self.records.values()
-                if r.doc_id == doc_id and r.system == system and r.task in KIND_OF_TASK}
+        grouped: dict[str, list[Record]] = {}
+        for r in self.records.values():
+            if r.doc_id == doc_id and r.system == system and r.task in KIND_OF_TASK:
+                grouped.setdefault(KIND_OF_TASK[r.task], []).append(r)
+        return {kind: join_records(found) for kind, found in grouped.items()}
 
     def scaffold(self, key: str) -> Scaffold | None:
         stored = ScaffoldStore(self.store_root).get(key)

@@ -5,7 +5,8 @@ constrains decoding and the validator that checks the output can never disagree.
 are built per scaffold: one required property per scaffold item id, in scaffold order, so the
 grammar itself forces exactly one verdict for every item. Constrained decoding writes fields in
 schema order: up to method version 2 the justification comes before the verdict; version 3's
-compact verdicts put the evidence (which is the verdict) first and justify only what is kept.
+compact verdicts put the evidence (which is the verdict) first and justify only what is kept;
+version 4 writes the verdict first, then the evidence, then the justification (the paper's order).
 """
 
 from __future__ import annotations
@@ -210,17 +211,27 @@ def _verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits, m
         return _evidence_or_nothing(verdict_field.capitalize(), "ids", sentence_id, most, limits, method)
 
     def shape(name: str, verdict: Any, min_cited: int, max_cited: int) -> type[BaseModel]:
-        return _model(
-            name,
-            justification=(_justification(limits), ...),
-            sentence_ids=(list[sentence_id], Field(min_length=min_cited or None, max_length=max_cited)),
-            **{verdict_field: (verdict, ...)},
-        )
+        fields: dict[str, Any] = {
+            "justification": (_justification(limits), ...),
+            "sentence_ids": (list[sentence_id], Field(min_length=min_cited or None, max_length=max_cited)),
+            verdict_field: (verdict, ...),
+        }
+        return _model(name, **_in_order(fields, verdict_field, method))
 
     title = verdict_field.capitalize()
     if not method.verdict_needs_evidence:
         return shape(f"{title}Verdict", bool, 0, most)
     return shape(title, _exactly(True), 1, most) | shape(f"Not{title}", _exactly(False), 0, 0)
+
+
+def _in_order(fields: dict[str, Any], verdict: str, method: MethodVersion) -> dict[str, Any]:
+    """Fields in the order the judge writes them (constrained decoding follows the schema's order):
+    the verdict first and the justification last where the method says so (the paper's order)."""
+    if not method.verdict_first:
+        return fields
+    rest = [name for name in fields if name not in (verdict, "justification", "reason")]
+    last = [name for name in ("justification", "reason") if name in fields]
+    return {name: fields[name] for name in (verdict, *rest, *last)}
 
 
 def _only_booleans(value: Any) -> Any:
@@ -260,30 +271,29 @@ def entity_preservation_model(
             verdict = _evidence_or_nothing(f"Entity{entity_id}Kept", "kept", own_id, len(attribute_ids),
                                            limits, method)
         else:
-            verdict = _model(
-                f"Entity{entity_id}Verdict",
-                justification=(_justification(limits), ...),
-                preserved_attribute_ids=(list[own_id], Field(max_length=len(attribute_ids))),
-            )
+            verdict = _model(f"Entity{entity_id}Verdict", **_in_order({
+                "justification": (_justification(limits), ...),
+                "preserved_attribute_ids": (list[own_id], Field(max_length=len(attribute_ids))),
+            }, "preserved_attribute_ids", method))
         fields[entity_id] = (verdict, ...)
     return _model("EntityPreservation", **fields)
 
 
 @lru_cache(maxsize=512)
-def faithfulness_model(n_sentences: int, limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
+def faithfulness_model(n_sentences: int, limits: SchemaLimits, method: MethodVersion,
+                       only: int | None = None) -> type[BaseModel]:
+    """One verdict per summary sentence S1..Sn, or for sentence `only` alone (one item per request)."""
     verdict: Any
     if method.compact_verdicts:
         errors = tuple(c for c in method.error_categories if c != NO_ERROR)
         verdict = _model("FaithfulSentence", category=(Literal[NO_ERROR], ...)) | _model(
             "SentenceError", category=(Literal[errors], ...), why=(_justification(limits, method), ...))
     else:
-        verdict = _model(
-            "SentenceVerdict",
-            reason=(_justification(limits), ...), category=(Literal[method.error_categories], ...),
-        )
-    return _model(
-        "SentenceFaithfulness", **{f"S{i}": (verdict, ...) for i in range(1, n_sentences + 1)}
-    )
+        verdict = _model("SentenceVerdict", **_in_order({
+            "reason": (_justification(limits), ...), "category": (Literal[method.error_categories], ...),
+        }, "category", method))
+    numbers = [only] if only is not None else range(1, n_sentences + 1)
+    return _model("SentenceFaithfulness", **{f"S{i}": (verdict, ...) for i in numbers})
 
 
 @cache

@@ -58,6 +58,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 EXAMPLES = TESTS.parent / "examples" / "news.jsonl"
+EXAMPLE_SUMMARIES = sum(1 for line in EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip())
 SMALL_NUMA_NODE = TESTS / "small_numa_node"
 
 

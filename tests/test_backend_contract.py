@@ -1,6 +1,6 @@
-"""One contract for every backend that can run here (the responder, transformers, the vLLM engine and
-the hosted backend against a real vLLM server): order and length kept, ids echoed, output
-valid against each request's own schema, and a tiny token budget recorded as "length"."""
+"""One contract for every backend that can run here (the responder, transformers, the vLLM engine,
+llama.cpp and the hosted backend against a real vLLM server): order and length kept, ids echoed,
+output valid against each request's own schema, and a tiny token budget recorded as "length"."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from scaffold_local.text import sha256_text
 
 from .helpers import FACTORY, RESPONDER_CONFIG, hosted_config_file
 
-BACKENDS = ["responder", "transformers", "vllm", "openai"]
-REAL = {"transformers", "vllm", "openai"}  # real engines on the embedded model: deselect with -m "not real_model"
+BACKENDS = ["responder", "transformers", "vllm", "llama-cpp", "openai"]
+REAL = {"transformers", "vllm", "llama-cpp", "openai"}  # real engines on the embedded model: deselect with -m "not real_model"
 
 
 def _config(name: str, request) -> ModelConfig:

@@ -104,7 +104,7 @@ def test_method_versions_share_a_store_and_show_names_the_version(small_input, t
     assert "method version 1;" in runner.invoke(app, ["show", str(runs[1])]).output
 
     unknown = runner.invoke(app, [*args, "--method-version", "7"])
-    assert unknown.exit_code == 2 and "unknown method version 7 (known: 1, 2, 3)" in unknown.output
+    assert unknown.exit_code == 2 and "unknown method version 7 (known: 1, 2, 3, 4, 5)" in unknown.output
 
 
 def test_direct_scores_on_the_papers_0_1_scale(small_input, tmp_path):

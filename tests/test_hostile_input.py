@@ -198,7 +198,9 @@ def test_scaffolds_from_elsewhere_skip_only_the_judgment_check(responder_config,
 
 
 def test_counting_needs_no_tokenizer_when_a_prompt_surely_fits():
-    counter = TokenizerTokens("/nonexistent/model/folder")
+    def never(): raise AssertionError("the tokenizer was loaded")  # noqa: E704
+
+    counter = TokenizerTokens(never)
     config = ModelConfig(name="t", backend="transformers", model="/nonexistent/model/folder")
     judge = Judge(config)
     loaded_docs = [FACTORY, LIBRARY]
@@ -209,7 +211,7 @@ def test_counting_needs_no_tokenizer_when_a_prompt_surely_fits():
         loaded.documents[f"d{i}"] = Document(doc_id=f"d{i}", text=text, sha256=str(i) * 64)
         loaded.candidates.append(Candidate(record=i + 1, doc_id=f"d{i}", system="a", summary="Short."))
     fit = judge.fit_context(loaded, counter)
-    assert not fit.issues and counter._tokenizer is None and counter._fallback is None  # never loaded
+    assert not fit.issues and counter._counter is None and counter._fallback is None  # never loaded
 
 
 def test_without_a_tokenizer_the_count_is_a_labelled_estimate_and_skips_nothing(tmp_path):

@@ -156,6 +156,30 @@ def test_seeded_sampling_by_document(tmp_path):
     assert len(load(data, "realsumm")) == 2
 
 
+def test_dev_and_test_splits_never_share_a_document_and_summaries_are_drawn_per_document(tmp_path):
+    from scaffold_local.metaeval.data import EvalDataError, load, split_of
+
+    root = tmp_path / "data"
+    documents = [{"doc_id": f"doc{i}", "document": "x.", "keyfacts": ["x"],
+                  "summaries": [{"system": f"s{j}", "summary": "x.", "human": {}} for j in range(6)]} for i in range(40)]
+    (root / "realsumm").mkdir(parents=True)
+    write_jsonl(root / "realsumm" / "realsumm.jsonl", documents)
+    dev = {d["doc_id"] for d in load(root, "realsumm", split="dev")}
+    test = {d["doc_id"] for d in load(root, "realsumm", split="test")}
+    assert dev and test and not dev & test and dev | test == {d["doc_id"] for d in documents}
+    assert all(split_of(d) == "dev" for d in dev)  # fixed by the id: the same whatever the sample
+    for seed in range(5):
+        drawn = load(root, "realsumm", limit=5, seed=seed, split="test", per_document=2)
+        assert len(drawn) == 5 and {d["doc_id"] for d in drawn} <= test
+        for d in drawn:
+            systems = [s["system"] for s in d["summaries"]]
+            assert len(systems) == 2 and systems == sorted(systems)  # drawn, kept in their order
+    assert load(root, "realsumm", limit=5, seed=1, split="test", per_document=2) == \
+        load(root, "realsumm", limit=5, seed=1, split="test", per_document=2)
+    with pytest.raises(EvalDataError, match="unknown split 'train'"):
+        load(root, "realsumm", split="train")
+
+
 def test_check_judge_on_the_responder_and_the_first_use_hint(small_input, tmp_path):
     store = tmp_path / "store"
     first = runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store)])
@@ -164,13 +188,21 @@ def test_check_judge_on_the_responder_and_the_first_use_hint(small_input, tmp_pa
     assert "first run with judge" not in again.output
     result = runner.invoke(app, ["check-judge", "-m", str(RESPONDER_CONFIG), "--store", str(store)])
     assert result.exit_code == 0, result.output
-    saved = json.loads(next((store / "judge-checks").glob("responder-*.json")).read_text())
-    assert saved["items"] == 72 and saved["failed"] == 0
+    saved = json.loads(next((store / "judge-checks").glob("responder-*-method-v2.json")).read_text())
+    assert saved["items"] == 72 and saved["failed"] == 0 and saved["auroc"] is None  # no P(kept) asked for
     # Word overlap keeps every verbatim fact, drops dropped ones, misses paraphrases and is fooled by
     # contradictions (the cases are built for it): 20 of 37 present, 17 of 35 absent found.
     assert saved["overlap_balanced_accuracy"] == pytest.approx((20 / 37 + 17 / 35) / 2)
     assert saved["kept_rate"]["word overlap"] == {"verbatim": 1.0, "paraphrased": 1 / 18, "dropped": 0.0,
                                                    "contradicted": 1.0}
+    # One item per request, with P(kept): the same verdicts (the responder's rules are per item), and the
+    # ranking of P(kept) is reported beside them; each method version keeps its own record.
+    per_item = runner.invoke(app, ["check-judge", "-m", str(RESPONDER_CONFIG), "--store", str(store),
+                                   "--method-version", "5", "--verdict-confidence"])
+    assert per_item.exit_code == 0, per_item.output
+    v5 = json.loads(next((store / "judge-checks").glob("responder-*-method-v5.json")).read_text())
+    assert v5["judge_balanced_accuracy"] == saved["judge_balanced_accuracy"] and 0.5 < v5["auroc"] <= 1
+    assert "AUROC" in per_item.output and "method version 5" in per_item.output
 
 
 def test_verdict_confidence_and_weighted_verdicts(responder_config, small_input, tmp_path):

@@ -224,3 +224,62 @@ def test_same_run_name_with_a_different_judge_is_refused(responder_config, small
     other = responder_config.model_copy(update={"temperature": 0.7})
     with pytest.raises(SpecMismatch, match="differs in: judge_fingerprint"):
         Pipeline(other, tmp_path / "store", backend_factory=ResponderBackend).score(load_input(small_input), "mine")
+
+
+def test_one_item_per_request_gives_the_same_metrics_as_one_request_per_view(responder_config, small_input, tmp_path):
+    """Method v5 asks about each fact, question, entity and sentence alone and joins the verdicts: on
+    the responder (whose rules are per item) every metric equals the hand-worked ones."""
+    factory = CountingFactory()
+    outcome = run(responder_config, tmp_path / "store", small_input, factory, method=5)
+    got = {(s.doc_id, s.system): s.values for s in outcome.summaries}
+    for key, expected in EXPECTED.items():
+        for metric, value in expected.items():
+            assert got[key][metric] == pytest.approx(value), (key, metric)
+    per_item = [r for r in factory.requests if r.count("/") == 3]
+    assert per_item and all(r.rsplit("/", 1)[1][0] in "FQES" for r in per_item)
+    assert outcome.requests_sent == len(factory.requests) - 6  # 2 documents x 3 extraction views
+
+
+def test_one_failed_item_fails_its_view_for_that_summary_with_the_item_named(responder_config, tmp_path):
+    """A bad output for one fact is never half counted: the summary's fact metrics are undefined, and
+    the reason names the item whose output failed (its raw text stays in the store)."""
+    from scaffold_local.backends.base import Result
+
+    class OneBadFact(ResponderBackend):
+        def generate(self, requests):
+            return [Result(id=r.id, text='{"F2": {"inferred": tru', finish_reason="stop")
+                    if r.id == "factory/brief/facts/F2" else result
+                    for r, result in zip(requests, super().generate(requests))]
+
+    rows = [{"doc_id": "factory", "document": FACTORY, "system": "brief",
+             "summary": "Alpha Corp opened a factory in Denton on Monday. It employs 200 local workers."}]
+    outcome = run(responder_config, tmp_path / "store", write_jsonl(tmp_path / "in.jsonl", rows),
+                  CountingFactory(OneBadFact), method=5)
+    summary = outcome.summaries[0]
+    assert summary.values["fc"] is None and summary.values["fps"] is None and summary.values["qc"] is not None
+    assert "F2" in summary.undefined["fc"] and "not valid JSON" in summary.undefined["fc"]
+    assert outcome.failures == {"validation": 1}
+
+
+def test_a_calibrated_threshold_decides_the_verdicts_and_is_part_of_the_run(responder_config, small_input, tmp_path):
+    """With decision_threshold, a fact counts as kept when P(kept) >= it, not when the judge's word says
+    so. The responder gives "library"/"brief" its supporting fact (2 of 5 content words) P(kept) 0.083:
+    not kept at the word's 0.5, kept at 0.05, so Supp FC goes 0 -> 1 and FPS 1 -> 0. The threshold is in
+    the run identity, not in the cache keys."""
+    store = tmp_path / "store"
+    confident = responder_config.model_copy(update={"verdict_confidence": True, "method_version": 5})
+    lenient = confident.model_copy(update={"decision_threshold": 0.05})
+    assert lenient.fingerprint() == confident.fingerprint()
+    plain = run(confident, store, small_input)
+    factory = CountingFactory()
+    thresholded = run(lenient, store, small_input, factory)
+    assert factory.requests == []  # the same outputs, read with another rule
+    before = {(s.doc_id, s.system): s.values for s in plain.summaries}
+    after = {(s.doc_id, s.system): s.values for s in thresholded.summaries}
+    assert (before[("library", "brief")]["supp_fc"], before[("library", "brief")]["fps"]) == (0.0, 1.0)
+    assert (after[("library", "brief")]["supp_fc"], after[("library", "brief")]["fps"]) == (1.0, 0.0)
+    assert all(after[k]["fc"] == before[k]["fc"] for k in before if k != ("library", "brief"))
+    assert plain.run_dir != thresholded.run_dir
+    spec = json.loads((thresholded.run_dir / "spec.json").read_text())
+    assert spec["decision_threshold"] == 0.05 and spec["judge"]["decision_threshold"] == 0.05
+    assert Pipeline(lenient, store, method=2).judge.decision_threshold is None  # calibrated under v5 only

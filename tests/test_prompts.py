@@ -56,6 +56,35 @@ def test_rendered_prompt_snapshot_v3():
     assert_snapshot("rendered_prompts.v3.txt", _render_all(3))
 
 
+def test_rendered_prompt_snapshot_v4():
+    assert_snapshot("rendered_prompts.v4.txt", _render_all(4))
+
+
+def test_rendered_prompt_snapshot_v5():
+    assert_snapshot("rendered_prompts.v5.txt", _render_all(5))
+
+
+def test_v5_asks_about_one_item_per_request_after_the_summary():
+    """One request per fact, question, entity and summary sentence; the summary comes before the item,
+    so the requests of one summary share their prompt up to the item (a prefix cache computes it once)."""
+    judge = _judge(5)
+    document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
+    candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant. It hired 200 people.")
+    planned = judge.judgment_requests(SCAFFOLD, document, candidate)
+    assert [p.request.id.removeprefix("d/s/") for p in planned] == [
+        "facts/F1", "facts/F2", "questions/Q1", "entities/E1", "faithfulness/S1", "faithfulness/S2", "direct_score"]
+    f1, f2 = (p.request.messages[1].content for p in planned[:2])
+    assert "F2" not in f1 and "F1" not in f2 and "Key fact F2 (supporting detail): The factory employs 200 workers." in f2
+    shared = f1[:f1.index("Key fact")]
+    assert f2.startswith(shared) and "[2] It hired 200 people." in shared
+    assert list(planned[1].request.json_schema["properties"]) == ["F2"]
+    s2 = planned[5].request
+    assert list(s2.json_schema["properties"]) == ["S2"] and s2.messages[1].content.endswith("Check sentence S2: It hired 200 people.")
+    s1 = planned[4].request.messages[1].content
+    assert s1[:s1.index("Check sentence")] == s2.messages[1].content[:s1.index("Check sentence")]  # document and summary shared
+    assert all(p.request.sampling.max_tokens == judge.config.budget.for_items(1) for p in planned[:-1])
+
+
 @pytest.mark.parametrize("version", sorted(METHOD_VERSIONS))
 def test_every_task_has_a_template_of_every_method_version(version):
     """A version changes some tasks' templates and keeps the newest earlier one of the others."""

@@ -25,10 +25,10 @@ from scaffold_local.pipeline import Pipeline
 from scaffold_local.requests import Judge
 from scaffold_local.store import ScaffoldStore
 
-from .helpers import EXAMPLES, failure_message, hosted_config_file, small_numa_node_env
+from .helpers import EXAMPLE_SUMMARIES, EXAMPLES, failure_message, hosted_config_file, small_numa_node_env
 
 pytestmark = pytest.mark.real_model
-ENGINES = ["transformers", "vllm", "hosted", "ray"]
+ENGINES = ["transformers", "vllm", "llama-cpp", "hosted", "ray"]
 
 
 @dataclass
@@ -115,14 +115,15 @@ def test_every_scaffold_item_gets_exactly_one_verdict(finished):
             }[planned.task]
             assert _keys_in_order(record["text"]) == expected, planned.request.id
             checked += 1
-    assert checked == 9 * 5
+    assert checked == EXAMPLE_SUMMARIES * 5
 
 
 def test_run_records_usage_and_metrics_for_every_summary(finished):
     summaries = [json.loads(line) for line in (finished.run_dir / "summaries.jsonl").read_text().splitlines()]
-    assert len(summaries) == 9
+    assert len(summaries) == EXAMPLE_SUMMARIES
     usage = json.loads((finished.run_dir / "usage.json").read_text())["judgments"]
-    assert usage["requests"] == 45 and usage["finish_reasons"] == {"stop": 45} and usage["completion_tokens"] > 0
+    requests = EXAMPLE_SUMMARIES * 5
+    assert usage["requests"] == requests and usage["finish_reasons"] == {"stop": requests} and usage["completion_tokens"] > 0
     if finished.config.backend in ("vllm", "openai"):
         # summaries of one scaffold share prompt prefixes, and the engine says how much it reused
         assert usage["prefix_cache_hit_rate"] > 0.2
@@ -135,7 +136,7 @@ def test_rerun_is_served_from_the_store_without_an_engine(finished):
     started = []
     pipeline = Pipeline(finished.config, finished.store, backend_factory=lambda c: started.append(c) or pytest.fail("engine"))
     outcome = pipeline.score(load_input(EXAMPLES))
-    assert started == [] and outcome.requests_sent == 0 and outcome.requests_reused == 45
+    assert started == [] and outcome.requests_sent == 0 and outcome.requests_reused == EXAMPLE_SUMMARIES * 5
     assert outcome.run_dir == finished.run_dir
 
 
@@ -150,7 +151,7 @@ def test_two_ray_replicas_give_the_single_engines_outputs(tmp_path_factory, requ
     ray_run, engine_run = runs.open(finished.run_dir), runs.open(single.run_dir)
     ray_texts = {r.request_id: r.text for r in ray_run.records.values()}
     engine_texts = {r.request_id: r.text for r in engine_run.records.values()}
-    assert len(ray_texts) == 45 and ray_texts == engine_texts
+    assert len(ray_texts) == EXAMPLE_SUMMARIES * 5 and ray_texts == engine_texts
     assert [s.values for s in ray_run.summaries] == [s.values for s in engine_run.summaries]
     spec = json.loads((finished.run_dir / "spec.json").read_text())
     assert spec["engines"][0]["settings"]["replicas"] == 2

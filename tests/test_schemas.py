@@ -26,7 +26,7 @@ from scaffold_local.schemas import (
 from .helpers import assert_snapshot
 
 LIMITS = SchemaLimits(justification_chars=80, max_cited_sentences=3)
-V1, V2, V3 = method_version(1), method_version(2), method_version(3)
+V1, V2, V3, V4 = method_version(1), method_version(2), method_version(3), method_version(4)
 
 
 def test_fact_alignment_schema_requires_one_verdict_per_fact_in_order_with_reason_first():
@@ -143,6 +143,25 @@ def test_schema_snapshot_v2():
 
 def test_schema_snapshot_v3():
     assert_snapshot("schemas.v3.json", json.dumps(_schemas(V3), indent=1) + "\n")
+
+
+def test_schema_snapshot_v4():
+    assert_snapshot("schemas.v4.json", json.dumps(_schemas(V4), indent=1) + "\n")
+
+
+def test_v4_and_v5_write_the_verdict_first_and_the_justification_last():
+    """The paper's order: the judge decides before it writes any text that states its decision."""
+    for method in (V4, method_version(5)):
+        shapes = json_schema(fact_alignment_model(("F1",), 4, LIMITS, method))["properties"]["F1"]["anyOf"]
+        assert [list(shape["properties"]) for shape in shapes] == [["inferred", "sentence_ids", "justification"]] * 2
+        questions = json_schema(question_alignment_model(("Q1",), 4, LIMITS, method))["properties"]["Q1"]["anyOf"]
+        assert list(questions[0]["properties"]) == ["answered", "sentence_ids", "justification"]
+        entity = json_schema(entity_preservation_model((("E1", ("E1.A1",)),), LIMITS, method))["properties"]["E1"]
+        assert list(entity["properties"]) == ["preserved_attribute_ids", "justification"]
+        sentence = json_schema(faithfulness_model(2, LIMITS, method))["properties"]["S1"]
+        assert list(sentence["properties"]) == ["category", "reason"]
+    assert method_version(4).decided_by_evidence is False and V2.decided_by_evidence is True
+    assert list(json_schema(faithfulness_model(3, LIMITS, V4, only=2))["properties"]) == ["S2"]
 
 
 def test_v3_compact_verdicts_cite_first_and_justify_only_what_is_kept():

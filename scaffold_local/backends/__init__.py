@@ -12,6 +12,7 @@ _REGISTRY = {
     "transformers": "scaffold_local.backends.transformers:TransformersBackend",
     "vllm": "scaffold_local.backends.vllm:VllmBackend",
     "ray": "scaffold_local.backends.ray_data:RayDataBackend",
+    "llama-cpp": "scaffold_local.backends.llama_cpp:LlamaCppBackend",
     "openai": "scaffold_local.backends.openai:OpenAIBackend",
     "responder": "scaffold_local.backends.responder:ResponderBackend",
 }

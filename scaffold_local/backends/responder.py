@@ -240,6 +240,12 @@ def _cited_verdict(compact: bool, cited: list[int], verdict: str) -> dict[str, A
     return {"justification": _justify(cited), "sentence_ids": cited, verdict: bool(cited)}
 
 
+def _schema_order(verdict: dict[str, Any], verdict_schema: dict[str, Any]) -> dict[str, Any]:
+    """A verdict's keys in the order of its schema (a grammar writes them so: method v4 puts the verdict first)."""
+    order = next(list(shape["properties"]) for shape in _shapes(verdict_schema) if set(shape["properties"]) == set(verdict))
+    return {key: verdict[key] for key in order}
+
+
 def _align(items: list[dict[str, Any]], sentences: list[str], text_key: str, verdict: str,
            threshold: float, schema: dict[str, Any]) -> dict[str, Any]:
     answer = {}
@@ -247,7 +253,8 @@ def _align(items: list[dict[str, Any]], sentences: list[str], text_key: str, ver
         shapes = _shapes(schema["properties"][item["id"]])
         most = max(p["maxItems"] for shape in shapes for k, p in shape["properties"].items() if k in ("sentence_ids", "ids"))
         cited = _supporting(sentences, item[text_key], threshold)[:most]
-        answer[item["id"]] = _cited_verdict(_compact(schema["properties"][item["id"]]), cited, verdict)
+        answer[item["id"]] = _schema_order(_cited_verdict(_compact(schema["properties"][item["id"]]), cited, verdict),
+                                           schema["properties"][item["id"]])
     return answer
 
 
@@ -266,8 +273,9 @@ def _align_entities(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, An
         named = entity["name"].lower() in summary
         kept = [a["id"] for a in entity["attributes"] if named and _supporting(ctx["sentences"], a["text"], 0.6)]
         why = "named in summary" if named else "not named"
-        if not _compact(schema["properties"][entity["id"]]):
-            answer[entity["id"]] = {"justification": why, "preserved_attribute_ids": kept}
+        verdict_schema = schema["properties"][entity["id"]]
+        if not _compact(verdict_schema):
+            answer[entity["id"]] = _schema_order({"justification": why, "preserved_attribute_ids": kept}, verdict_schema)
         else:
             answer[entity["id"]] = {"kept": kept, "why": why} if kept else {"kept": []}
     return answer
@@ -285,9 +293,11 @@ def _sentence_category(sentence: str, document: str) -> str:
 def _check_faithfulness(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     answer = {}
     for i, sentence in enumerate(ctx["sentences"], 1):
+        if f"S{i}" not in schema["properties"]:
+            continue  # one sentence per request (method v5): only the one asked about
         category = _sentence_category(sentence, ctx["document"])
         if not _compact(schema["properties"][f"S{i}"]):
-            answer[f"S{i}"] = {"reason": "lexical check", "category": category}
+            answer[f"S{i}"] = _schema_order({"reason": "lexical check", "category": category}, schema["properties"][f"S{i}"])
         else:
             answer[f"S{i}"] = {"category": category, **({"why": "lexical check"} if category != "no error" else {})}
     return answer

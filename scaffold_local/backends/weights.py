@@ -5,16 +5,16 @@ transformers both load. Nothing is ever downloaded (air-gapped use)."""
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
-import importlib.util
 import io
+import logging
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-from ..embedded import EMBEDDED_MODELS, EMBEDDED_PREFIX, cache_root, locate_gguf
+from ..embedded import EMBEDDED_PREFIX, cache_root, embedded_model, locate_gguf
+
+log = logging.getLogger(__name__)
 
 
 def resolve_model_path(model: str) -> Path:
@@ -33,15 +33,14 @@ def resolve_model_path(model: str) -> Path:
 
 
 def ensure_converted(name: str) -> Path:
-    if name not in EMBEDDED_MODELS:
-        raise KeyError(f"unknown embedded model {name!r} (known: {', '.join(EMBEDDED_MODELS)})")
-    model = EMBEDDED_MODELS[name]
-    version = importlib.metadata.version(model.distribution) if importlib.util.find_spec(model.module) else "missing"
-    target = cache_root() / "models" / f"{name}-{version}"
-    if (target / "model.safetensors").is_file():
+    """The embedded model as a safetensors folder, converted once from its verified GGUF file."""
+    model = embedded_model(name)
+    target = cache_root() / "models" / f"{name}-{model.version}"
+    if (target / "model.safetensors").is_file() or (target / "model.safetensors.index.json").is_file():
         return target
     gguf = locate_gguf(name)
-    print(f"converting the embedded model {name} to safetensors, once (about 30 s): {target}", file=sys.stderr)
+    log.warning("converting the embedded model %s to safetensors, once (%s): %s", name,
+                "about 30 s" if model.size < 200_000_000 else "a few minutes", target)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     try:
@@ -49,7 +48,7 @@ def ensure_converted(name: str) -> Path:
         try:
             os.replace(staging, target)
         except OSError:
-            if not (target / "model.safetensors").is_file():  # lost a race to another process: fine
+            if not any(target.glob("model*.safetensors*")):  # lost a race to another process: fine
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)

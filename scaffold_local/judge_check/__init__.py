@@ -11,6 +11,7 @@ judge that reads meaning beats it clearly; one that does not, does not.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ class CheckResult:
     judge_agreement: dict[str, Estimate]
     overlap_agreement: dict[str, Estimate]
     kept_rate: dict[str, dict[str, float]] = field(default_factory=dict)  # scorer -> kind -> share judged present
+    method: int | None = None
+    decision: str = "the judge's own verdict word"  # or its calibrated threshold on P(kept)
+    auroc: Estimate | None = None  # of P(kept), where the judge records it
 
     @property
     def no_better_than_overlap(self) -> bool:
@@ -44,8 +48,12 @@ class CheckResult:
         return judge is None or (words is not None and judge <= words)
 
     def describe(self) -> dict[str, Any]:
-        return {"judge": self.judge, "items": self.items, "failed": self.failed,
+        return {"judge": self.judge, "method_version": self.method, "items": self.items, "failed": self.failed,
+                "decision": self.decision,
                 "judge_balanced_accuracy": self.judge_agreement["balanced_accuracy"].value,
+                "judge_balanced_accuracy_interval": [self.judge_agreement["balanced_accuracy"].low,
+                                                     self.judge_agreement["balanced_accuracy"].high],
+                "auroc": None if self.auroc is None else self.auroc.value,
                 "overlap_balanced_accuracy": self.overlap_agreement["balanced_accuracy"].value,
                 "kept_rate": self.kept_rate, "no_better_than_overlap": self.no_better_than_overlap,
                 "checked_at": datetime.now(UTC).isoformat(timespec="seconds")}
@@ -57,12 +65,11 @@ def load_cases() -> list[dict[str, Any]]:
 
 def run_check(pipeline: Pipeline) -> CheckResult:
     from ..data import Candidate, Document
-    from ..metaeval.agreement import binary_agreement
+    from ..metaeval.agreement import binary_agreement, ranking
     from ..metaeval.realsumm import OVERLAP_PRESENT, facts_scaffold
     from ..text import normalize, overlap, sha256_text
-    from ..views import VIEW_SPECS
 
-    items: list[tuple[str, str, Any, int, str, str]] = []  # (doc, kind, request, fact index, summary, fact)
+    items: list[tuple[str, str, list[Any], int, str, str]] = []  # (doc, kind, requests, fact index, summary, fact)
     planned_all = []
     for case in load_cases():
         text = normalize(case["document"])
@@ -70,38 +77,45 @@ def run_check(pipeline: Pipeline) -> CheckResult:
         scaffold = facts_scaffold(document, case["facts"], origin="judge-check")
         for n, summary in enumerate(case["summaries"], 1):
             candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=summary["summary"])
-            planned = [p for p in pipeline.judge.judgment_requests(scaffold, document, candidate) if p.task == "align_facts"]
+            planned = pipeline.judge.task_requests("align_facts", scaffold, document, candidate)
             planned_all += planned
             for i, (fact, kind) in enumerate(zip(case["facts"], summary["presence"]), 1):
-                items.append((document.doc_id, kind, planned[0], i, summary["summary"], fact))
+                items.append((document.doc_id, kind, planned, i, summary["summary"], fact))
     records, _ = pipeline.answer(planned_all, "checking the judge")
 
-    truth, judged, words, groups, kinds = [], [], [], [], []
+    truth, judged, words, groups, kinds, p_kept = [], [], [], [], [], []
     failed = 0
-    for doc_id, kind, request, index, summary, fact in items:
-        record = records.get(request.cache_key)
+    for doc_id, kind, planned, index, summary, fact in items:
+        record = pipeline.judge.by_kind(planned, records).get("facts")
         if record is None or record.parsed is None:
             failed += 1
             continue
         truth.append(int(kind in PRESENT))
-        judged.append(int(bool(VIEW_SPECS["facts"].read(record.parsed).kept.get(f"F{index}"))))
+        judged.append(int(bool(pipeline.judge.verdicts("facts", record).kept.get(f"F{index}"))))
+        p_kept.append((record.confidence or {}).get(f"F{index}"))
         words.append(int(overlap(fact, summary) >= OVERLAP_PRESENT))
         groups.append(doc_id)
         kinds.append(kind)
     result = CheckResult(pipeline.config.name, len(truth), failed, binary_agreement(truth, judged, groups),
-                         binary_agreement(truth, words, groups))
+                         binary_agreement(truth, words, groups), method=pipeline.method.number)
+    threshold = pipeline.judge.decision_threshold
+    if threshold is not None:
+        result.decision = f"P(kept) >= {threshold:g}, the config's calibrated threshold"
+    recorded = [p for p in p_kept if p is not None]
+    if truth and len(recorded) == len(truth):
+        result.auroc = ranking(truth, recorded, groups)
     for scorer, decisions in (("judge", judged), ("word overlap", words)):
         result.kept_rate[scorer] = {kind: sum(d for d, k in zip(decisions, kinds) if k == kind) / max(1, kinds.count(kind))
                                     for kind in KINDS}
     return result
 
 
-def record_path(store: Path, config: ModelConfig) -> Path:
-    return store / "judge-checks" / f"{config.name}-{config.fingerprint()[:12]}.json"
+def record_path(store: Path, config: ModelConfig, method: int) -> Path:
+    return store / "judge-checks" / f"{config.name}-{config.fingerprint()[:12]}-method-v{method}.json"
 
 
 def save(store: Path, config: ModelConfig, result: CheckResult) -> Path:
-    path = record_path(store, config)
+    path = record_path(store, config, result.method or 0)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result.describe(), indent=1), encoding="utf-8")
     return path
@@ -109,7 +123,7 @@ def save(store: Path, config: ModelConfig, result: CheckResult) -> Path:
 
 def first_use(store: Path, config: ModelConfig) -> bool:
     """True the first time this judge config (by fingerprint) scores in this store; remembers it."""
-    if record_path(store, config).is_file():
+    if any((store / "judge-checks").glob(f"{glob.escape(config.name)}-{config.fingerprint()[:12]}*.json")):
         return False
     seen = store / "judge-checks" / "seen" / hashlib.sha256(config.fingerprint().encode()).hexdigest()[:16]
     if seen.is_file():

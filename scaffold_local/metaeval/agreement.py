@@ -118,18 +118,28 @@ class Calibration:
     threshold: float | None  # maximises balanced accuracy on the calibration half of the documents
     held_out_balanced_accuracy: float | None  # of P(kept) >= threshold, on the other half
     held_out_balanced_accuracy_at_half: float | None  # of P(kept) >= 0.5 (the verdicts), on the same half
+    threshold_all: float | None = None  # maximises balanced accuracy on every document: for a config's
+    # decision_threshold when these documents are the calibration set (a dev split), never for a score here
+
+
+def ranking(truth: Sequence[int], probability: Sequence[float], groups: Sequence[str], seed: int = 0) -> Estimate:
+    """AUROC: how well the probabilities rank present above absent items, with its interval over documents."""
+    from sklearn.metrics import roc_auc_score
+
+    t, p = np.asarray(truth), np.asarray(probability, dtype=float)
+
+    def auroc(idx: np.ndarray) -> float | None:
+        return _safe(roc_auc_score, t[idx], p[idx]) if len(set(t[idx].tolist())) > 1 else None
+
+    return Estimate(*grouped_bootstrap(auroc, groups, seed))
 
 
 def calibration(truth: Sequence[int], probability: Sequence[float], groups: Sequence[str], seed: int = 0,
                 bins: int = 10) -> Calibration:
-    from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+    from sklearn.metrics import balanced_accuracy_score
 
     t, p, g = np.asarray(truth), np.asarray(probability, dtype=float), np.asarray(groups)
-
-    def ranking(idx: np.ndarray) -> float | None:
-        return _safe(roc_auc_score, t[idx], p[idx]) if len(set(t[idx].tolist())) > 1 else None
-
-    auroc = Estimate(*grouped_bootstrap(ranking, groups, seed))
+    auroc = ranking(truth, probability, groups, seed)
     edges = np.linspace(0, 1, bins + 1)
     which = np.clip(np.digitize(p, edges[1:-1]), 0, bins - 1)
     reliability, ece = [], 0.0
@@ -140,15 +150,26 @@ def calibration(truth: Sequence[int], probability: Sequence[float], groups: Sequ
             ece += members.mean() * abs(mean_p - rate)
             reliability.append({"bin": f"{edges[b]:.1f}-{edges[b + 1]:.1f}", "items": int(members.sum()),
                                 "mean_p_kept": mean_p, "share_present": rate})
+    threshold_all = _best_threshold(t, p) if len(set(t.tolist())) > 1 else None
     documents = list(dict.fromkeys(groups))
     np.random.default_rng(seed).shuffle(documents)
     calibrate = np.isin(g, documents[: len(documents) // 2])
     threshold = held = held_half = None
     if calibrate.any() and (~calibrate).any() and len(set(t[calibrate].tolist())) > 1:
-        candidates = np.unique(p[calibrate])
-        scores = [balanced_accuracy_score(t[calibrate], p[calibrate] >= c) for c in candidates]
-        threshold = float(candidates[int(np.argmax(scores))])
+        threshold = _best_threshold(t[calibrate], p[calibrate])
         if len(set(t[~calibrate].tolist())) > 1:
             held = _safe(balanced_accuracy_score, t[~calibrate], p[~calibrate] >= threshold)
             held_half = _safe(balanced_accuracy_score, t[~calibrate], p[~calibrate] >= 0.5)
-    return Calibration(auroc, float(ece) if reliability else None, reliability, threshold, held, held_half)
+    return Calibration(auroc, float(ece) if reliability else None, reliability, threshold, held, held_half, threshold_all)
+
+
+def _best_threshold(t: np.ndarray, p: np.ndarray) -> float:
+    """The P(kept) at or above which "kept" gives the best balanced accuracy; of equally good ones, the
+    midpoint between the two probabilities it separates (not the lowest, which would fit the sample)."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    candidates = np.unique(p)
+    scores = np.array([balanced_accuracy_score(t, p >= c) for c in candidates])
+    best = int(np.flatnonzero(scores == scores.max())[len(np.flatnonzero(scores == scores.max())) // 2])
+    below = candidates[best - 1] if best > 0 else candidates[best]
+    return float((below + candidates[best]) / 2)

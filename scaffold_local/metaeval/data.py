@@ -4,6 +4,7 @@ and seeded sampling by document so a CPU run finishes in minutes."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -20,8 +21,23 @@ class EvalDataError(FileNotFoundError):
     pass
 
 
-def load(data_dir: Path, dataset: str, limit: int | None = None, seed: int = 0) -> list[dict[str, Any]]:
-    """The dataset's documents: all of them, or `limit` drawn at random (seeded) by document."""
+SPLITS = ("all", "dev", "test")
+
+
+def split_of(doc_id: str) -> str:
+    """A document's fixed half: "dev" (where formats and thresholds are chosen) or "test" (where they
+    are checked), decided by a hash of its id, so the halves never share a document whatever the
+    sample size or seed."""
+    return "dev" if hashlib.sha256(f"scaffold-local split:{doc_id}".encode()).digest()[0] < 128 else "test"
+
+
+def load(data_dir: Path, dataset: str, limit: int | None = None, seed: int = 0, split: str = "all",
+         per_document: int | None = None) -> list[dict[str, Any]]:
+    """The dataset's documents (of one split, or all): all of them, or `limit` drawn at random
+    (seeded) by document; with `per_document`, that many of each document's summaries, drawn at
+    random (seeded), so that a CPU run can cover more documents."""
+    if split not in SPLITS:
+        raise EvalDataError(f"unknown split {split!r} (known: {', '.join(SPLITS)})")
     path = data_dir / FILES[dataset]
     if not path.is_file():
         raise EvalDataError(f"{path} not found: point --data at the evaluation-data folder (it holds {FILES[dataset]})")
@@ -32,6 +48,19 @@ def load(data_dir: Path, dataset: str, limit: int | None = None, seed: int = 0) 
                 documents.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise EvalDataError(f"{path}, line {number}: not JSON ({exc.msg})") from None
+    if split != "all":
+        documents = [d for d in documents if split_of(str(d["doc_id"])) == split]
     if limit is not None and limit < len(documents):
         documents = random.Random(seed).sample(documents, limit)
+    if per_document is not None:
+        documents = [{**d, "summaries": _sample(d["summaries"], per_document, f"{seed}:{d['doc_id']}")}
+                     for d in documents]
     return documents
+
+
+def _sample(summaries: list[dict[str, Any]], n: int, seed: str) -> list[dict[str, Any]]:
+    """n summaries in their original order (all when there are no more)."""
+    if n >= len(summaries):
+        return summaries
+    keep = set(random.Random(seed).sample(range(len(summaries)), n))
+    return [s for i, s in enumerate(summaries) if i in keep]

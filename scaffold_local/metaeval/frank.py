@@ -36,15 +36,14 @@ def faithfulness(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
                 mismatched += 1
                 continue
             candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=text)
-            planned = [p for p in pipeline.judge.judgment_requests(nothing, document, candidate)
-                       if p.task == "check_faithfulness"]
+            planned = pipeline.judge.task_requests("check_faithfulness", nothing, document, candidate)
             plans.append((doc, summary, document, planned))
     records, _ = pipeline.answer([p for *_, planned in plans for p in planned], "checking sentences")
 
     truth, judged, lexical, groups, ceiling, ceiling_groups, summary_rows = [], [], [], [], [], [], []
     failed = 0
     for _, summary, document, planned in plans:
-        record = records.get(planned[0].cache_key) if planned else None
+        record = pipeline.judge.by_kind(planned, records).get("faithfulness")
         majority = summary["human"]["sentence_error_majority"]
         if record is None or record.parsed is None:
             failed += len(majority)

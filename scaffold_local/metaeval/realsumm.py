@@ -28,7 +28,6 @@ from ..records import Record
 from ..requests import PlannedRequest
 from ..schemas import Fact, Scaffold
 from ..text import normalize, overlap, sha256_text
-from ..views import VIEW_SPECS
 from .agreement import binary_agreement, calibration, correlations, grouped_bootstrap, majority_of_others
 from .results import MetaEvalResult
 
@@ -50,14 +49,19 @@ def facts_scaffold(document: Document, facts: Sequence[str], origin: str = "user
 
 
 def _fact_requests(pipeline: Pipeline, scaffold: Scaffold, document: Document, candidate: Candidate) -> list[PlannedRequest]:
-    return [p for p in pipeline.judge.judgment_requests(scaffold, document, candidate) if p.task == "align_facts"]
+    return pipeline.judge.task_requests("align_facts", scaffold, document, candidate)
 
 
-def _inferred(record: Record | None, n_facts: int) -> list[int] | None:
-    """Per fact 1 (inferred) or 0, or None when the judgment failed."""
+def _facts_record(pipeline: Pipeline, planned: list[PlannedRequest], records: dict[str, Record]) -> Record | None:
+    return pipeline.judge.by_kind(planned, records).get("facts")
+
+
+def _inferred(pipeline: Pipeline, record: Record | None, n_facts: int) -> list[int] | None:
+    """Per fact 1 (inferred) or 0 as the judge decides (its threshold on P(kept), where it has one), or
+    None when the judgment failed."""
     if record is None or record.parsed is None:
         return None
-    kept = VIEW_SPECS["facts"].read(record.parsed).kept
+    kept = pipeline.judge.verdicts("facts", record).kept
     return [int(bool(kept.get(f"F{i}"))) for i in range(1, n_facts + 1)]
 
 
@@ -106,8 +110,8 @@ def alignment(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> 
     items = _Items()
     for doc, summary, document, planned in plans:
         n_facts = len(doc["keyfacts"])
-        record = records.get(planned[0].cache_key) if planned else None
-        verdicts = [0] * n_facts if not planned else _inferred(record, n_facts)  # no sentences: nothing conveyed
+        record = _facts_record(pipeline, planned, records)
+        verdicts = [0] * n_facts if not planned else _inferred(pipeline, record, n_facts)  # no sentences: nothing conveyed
         if verdicts is None:
             items.failed += n_facts
         else:
@@ -145,6 +149,7 @@ def _confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float,
                                     "auroc_low95": calibrated.auroc.low, "auroc_high95": calibrated.auroc.high,
                                     "ece": calibrated.ece,
                                     "threshold": calibrated.threshold,
+                                    "threshold_all_documents": calibrated.threshold_all,
                                     "held_out_balanced_accuracy": calibrated.held_out_balanced_accuracy,
                                     "held_out_balanced_accuracy_at_0.5": calibrated.held_out_balanced_accuracy_at_half}]
     result.tables["reliability"] = calibrated.reliability
@@ -152,7 +157,8 @@ def _confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float,
         f"verdict confidence ({len(confident)} items): AUROC {calibrated.auroc}, ECE {_f(calibrated.ece)}; "
         f"threshold {_f(calibrated.threshold)} from half the documents gives balanced accuracy "
         f"{_f(calibrated.held_out_balanced_accuracy)} on the other half "
-        f"(the verdicts themselves: {_f(calibrated.held_out_balanced_accuracy_at_half)})")
+        f"(the verdicts themselves: {_f(calibrated.held_out_balanced_accuracy_at_half)}); the threshold chosen on all "
+        f"these documents: {_f(calibrated.threshold_all)} (for a config's decision_threshold when they are a dev split)")
 
 
 def _f(value: float | None) -> str:
@@ -194,8 +200,8 @@ def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
     rows: list[dict[str, Any]] = []
     failed = 0
     for document, human, ours, covered, matched in plans:
-        by_judge_covered = _inferred(records.get(covered[0].cache_key), len(human)) if covered else None
-        by_judge_matched = _inferred(records.get(matched[0].cache_key), len(ours)) if matched else None
+        by_judge_covered = _inferred(pipeline, _facts_record(pipeline, covered, records), len(human)) if covered else None
+        by_judge_matched = _inferred(pipeline, _facts_record(pipeline, matched, records), len(ours)) if matched else None
         if by_judge_covered is None or by_judge_matched is None:
             failed += 1
             continue

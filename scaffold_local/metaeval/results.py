@@ -21,6 +21,7 @@ class MetaEvalResult:
     failed: int  # items whose judge output failed (kept in the store with its raw text, never counted)
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     summary: list[str] = field(default_factory=list)
+    sample: dict[str, Any] = field(default_factory=dict)  # split, limit, per_document, seed, method, threshold
 
     def agreement_rows(self, source: str, estimates: dict[str, Estimate], items: int) -> None:
         """One row per agreement measure, for `source` (the judge, the human ceiling, a baseline)."""
@@ -30,7 +31,9 @@ class MetaEvalResult:
                          "items": items})
 
     def headline(self) -> str:
-        return f"{self.task}: judge {self.judge}, {self.documents} documents, {self.items} items, {self.failed} failed"
+        drawn = ", ".join(f"{k} {v}" for k, v in self.sample.items() if v is not None)
+        return (f"{self.task}: judge {self.judge}, {self.documents} documents, {self.items} items, {self.failed} failed"
+                + (f" ({drawn})" if drawn else ""))
 
 
 def _clean(value: Any) -> Any:
@@ -42,7 +45,7 @@ def write(result: MetaEvalResult, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = {name: [{k: _clean(v) for k, v in row.items()} for row in rows] for name, rows in result.tables.items()}
     payload = {"task": result.task, "judge": result.judge, "documents": result.documents, "items": result.items,
-               "failed": result.failed, "tables": tables, "summary": result.summary}
+               "failed": result.failed, "sample": result.sample, "tables": tables, "summary": result.summary}
     (out_dir / f"{result.task}.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
     for name, rows in tables.items():
         write_csv(out_dir / f"{result.task}.{name}.csv", rows)

@@ -1,0 +1,149 @@
+"""How far each CPU judge agrees with people, side by side: one table from one invocation.
+
+    .venv/bin/python benchmarks/judges.py --data ../shared/eval-data [--out benchmarks/results/judges_cpu]
+                                          [--only qwen2.5-coder-1.5b-llama-cpp:5] [--store /tmp/judges-store]
+
+For every row (a judge config under a method version): the built-in `check-judge`, then `meta-eval`
+on the *test* half of REALSumm (key-fact presence: balanced accuracy and AUROC of P(kept)), FRANK
+(sentence errors: balanced accuracy) and SummEval (system-level Spearman of FC with relevance and of
+F with consistency), each on the same seeded sample of documents for every row, with word overlap
+(ROUGE-L for SummEval) and the human ceiling beside them. Formats and thresholds are chosen on the
+dev half (`meta-eval ... --split dev`), never here. Every request goes through one store, so an
+interrupted run resumes where it stopped and a rerun only reads. Slow (hours on 2 cores): not in CI.
+Writes <out>.json and <out>.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+CPU_JUDGE = "qwen2.5-coder-1.5b-llama-cpp"
+ROWS = [("smollm2-135m-vllm", 2), (CPU_JUDGE, 2), (CPU_JUDGE, 3), (CPU_JUDGE, 4), (CPU_JUDGE, 5)]
+SAMPLES = {  # the test half only; sized for 2 CPU cores
+    "realsumm-alignment": ["--limit", "12", "--per-document", "6"],
+    "frank": ["--limit", "12"],
+    "summeval": ["--limit", "10", "--per-document", "3"],
+}
+CLI = [sys.executable, "-m", "scaffold_local.cli"]
+
+
+def run(command: list[str], log: Path) -> float:
+    """Run one command, its output appended to the log; seconds taken (raises on failure)."""
+    started = time.perf_counter()
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"$ {shlex.join(command)}\n")
+        out.flush()
+        done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"})
+    if done.returncode != 0:
+        raise RuntimeError(f"failed ({done.returncode}): {shlex.join(command)}; see {log}")
+    return round(time.perf_counter() - started, 1)
+
+
+def measure_row(config: str, method: int, args: argparse.Namespace) -> dict[str, Any]:
+    name = f"{config}-v{method}"
+    out = args.work / name
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "commands.log"
+    common = ["-m", config, "--method-version", str(method), "--verdict-confidence", "--store", str(args.store)]
+    row: dict[str, Any] = {"judge": config, "method_version": method, "seconds": {}}
+    row["seconds"]["check-judge"] = run([*CLI, "check-judge", *common], log)
+    checks = sorted((args.store / "judge-checks").glob(f"{config}-*-method-v{method}.json"))
+    row["check_judge"] = json.loads(checks[-1].read_text())
+    for task, sample in SAMPLES.items():
+        row["seconds"][task] = run([*CLI, "meta-eval", task, *common, "--data", str(args.data), "--split", "test",
+                                    "--seed", str(args.seed), *sample, "--out", str(out)], log)
+    row["realsumm"] = json.loads((out / "realsumm-alignment.json").read_text())
+    row["frank"] = json.loads((out / "frank-faithfulness.json").read_text())
+    row["summeval"] = json.loads((out / "summeval-correlation.json").read_text())
+    return row
+
+
+def _agreement(result: dict, source_prefix: str, measure: str = "balanced_accuracy") -> str:
+    found = next((r for r in result["tables"]["agreement"]
+                  if r["source"].startswith(source_prefix) and r["measure"] == measure), None)
+    return _estimate(found["value"], found["low95"], found["high95"]) if found else "-"
+
+
+def _estimate(value: float | None, low: float | None = None, high: float | None = None) -> str:
+    if value is None:
+        return "undefined"
+    return f"{value:.3f}" + (f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else "")
+
+
+def _spearman(result: dict, metric: str, human: str) -> str:
+    found = next((r for r in result["tables"]["correlation"]
+                  if (r["level"], r["metric"], r["human"]) == ("system", metric, human)), None)
+    return "-" if found is None else _estimate(found["spearman"]) + f" (n={found['n']})"
+
+
+def _auroc(result: dict) -> str:
+    rows = result["tables"].get("confidence") or []
+    return _estimate(rows[0]["auroc"], rows[0]["auroc_low95"], rows[0]["auroc_high95"]) if rows else "-"
+
+
+def markdown(rows: list[dict[str, Any]], command: str) -> str:
+    head = ["judge (method version)", "check-judge: balanced accuracy / AUROC", "REALSumm: balanced accuracy",
+            "REALSumm: AUROC of P(kept)", "FRANK: balanced accuracy", "SummEval system-level Spearman: FC-relevance",
+            "F-consistency", "s per summary (SummEval, full method)"]
+    lines = [f"`{command}`", "", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for r in rows:
+        check = r["check_judge"]
+        summeval = r["summeval"]
+        per_summary = r["seconds"]["summeval"] / max(1, summeval["items"])
+        decision = f", threshold {r['realsumm']['sample']['decision_threshold']}" \
+            if r["realsumm"].get("sample", {}).get("decision_threshold") else ""
+        lines.append("| " + " | ".join([
+            f"{r['judge']} (v{r['method_version']}{decision})",
+            f"{_estimate(check['judge_balanced_accuracy'], *check.get('judge_balanced_accuracy_interval', [None, None]))}"
+            f" / {_estimate(check.get('auroc'))}",
+            _agreement(r["realsumm"], "judge"), _auroc(r["realsumm"]), _agreement(r["frank"], "judge"),
+            _spearman(summeval, "fc", "relevance"), _spearman(summeval, "f", "consistency"), f"{per_summary:.0f}",
+        ]) + " |")
+    if rows:
+        first = rows[0]
+        check = first["check_judge"]
+        lines.append("| " + " | ".join([
+            "word overlap (ROUGE-L for SummEval)", _estimate(check["overlap_balanced_accuracy"]) + " / -",
+            _agreement(first["realsumm"], "word overlap"), "-", _agreement(first["frank"], "word overlap"),
+            _spearman(first["summeval"], "rouge_l", "relevance"), _spearman(first["summeval"], "rouge_l", "consistency"),
+            "-"]) + " |")
+        lines.append("| " + " | ".join([
+            "human ceiling (annotator vs majority of the others)", "-", _agreement(first["realsumm"], "human ceiling"),
+            "-", _agreement(first["frank"], "human ceiling"), "not in the data", "not in the data", "-"]) + " |")
+        sizes = {task: f"{r['documents']} documents, {r['items']} items" for task, r in
+                 (("REALSumm", first["realsumm"]), ("FRANK", first["frank"]), ("SummEval", first["summeval"]))}
+        lines += ["", "Samples (test half, the same documents in every row): "
+                  + "; ".join(f"{k} {v}" for k, v in sizes.items()) + ". Intervals: 95%, bootstrap over documents."]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, required=True, help="eval-data folder (realsumm/, frank/, summeval/)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/judges_cpu"))
+    parser.add_argument("--store", type=Path, default=Path("scaffold_store"), help="one store for every row (resume)")
+    parser.add_argument("--work", type=Path, default=Path("scaffold_store/judges"), help="each row's meta-eval tables")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", help="comma-separated config:method rows (default: every row)")
+    args = parser.parse_args()
+    rows = ROWS if not args.only else [(c, int(m)) for c, m in (part.split(":") for part in args.only.split(","))]
+    measured = []
+    for config, method in rows:
+        print(f"{config} method v{method} ...", flush=True)
+        measured.append(measure_row(config, method, args))
+    table = markdown(measured, "python benchmarks/judges.py " + shlex.join(sys.argv[1:]))
+    print(table)
+    args.out.with_suffix(".json").write_text(json.dumps(measured, indent=1))
+    args.out.with_suffix(".md").write_text(table)
+
+
+if __name__ == "__main__":
+    main()
