@@ -44,7 +44,8 @@ class Label(enum.StrEnum):
 
 MethodOpt = Annotated[int | None, typer.Option(
     "--method-version",
-    help="method version: prompts, schemas and sentence splitter (1 reproduces earlier runs) [default: 2]")]
+    help="method version: prompts, schemas and sentence splitter (1 reproduces earlier runs) "
+         "[default: the judge config's, else 2]")]
 ConfidenceOpt = Annotated[bool, typer.Option(
     help="record P(kept) of each fact and question verdict from the engine's token probabilities")]
 DsScaleOpt = Annotated[int, typer.Option(
@@ -144,6 +145,11 @@ def _scaffold_source(scaffolds_from: str | None, scaffold_file: Path | None, def
     return ScaffoldSource()
 
 
+def _decision(threshold: float | None) -> str:
+    """How a fact or question verdict is decided: the judge's word, or its calibrated threshold on P(kept)."""
+    return "verdicts: the judge's word" if threshold is None else f"verdicts: P(kept) >= {threshold:g} (calibrated)"
+
+
 def _check_ds_scale(ds_scale: int) -> None:
     if ds_scale not in (1, 10):
         _fail(f"--ds-scale is 10 (grades 1-10) or 1 (the paper's DS/10), not {ds_scale}", 2)
@@ -210,7 +216,11 @@ def score(
                   highlight=False)
     err.print(f"{len(loaded.documents)} documents, {len(loaded.candidates)} summaries from {len(loaded.systems)} systems; "
               f"judge: {pipeline.config.name} ({pipeline.config.backend}); method version {pipeline.method.number}; "
-              f"scaffolds: {pipeline.source.describe()}", highlight=False)
+              f"{_decision(pipeline.judge.decision_threshold)}; scaffolds: {pipeline.source.describe()}", highlight=False)
+    if pipeline.config.decision_threshold is not None and pipeline.judge.decision_threshold is None:
+        err.print(f"[yellow]note: the decision threshold of {escape(pipeline.config.name)} was calibrated under method "
+                  f"version {pipeline.config.method_version}; under version {pipeline.method.number} its verdict words "
+                  "count as they are[/yellow]", highlight=False)
     with _engine_errors():
         try:
             outcome = pipeline.score(loaded, run_name)
@@ -337,7 +347,8 @@ def show(
     if summary is None:
         console.print(systems_table(systems, f"{run_dir.name}: per-system means", ds_scale))
         console.print(f"judge: {spec.judge.get('name')} ({spec.judge.get('backend')}, {spec.judge.get('model')}); "
-                      f"method version {spec.method_version}; scaffolds: {spec.scaffold_source.describe()}; "
+                      f"method version {spec.method_version}; {_decision(spec.decision_threshold)}; "
+                      f"scaffolds: {spec.scaffold_source.describe()}; "
                       f"summaries: {len(run.summaries)}; status: {spec.status}; created {spec.created_at}", highlight=False)
         console.print(escape(_quality_summary(run)), highlight=False)
         notes = run.scaffold_notes()

@@ -20,7 +20,7 @@ BackendName = Literal["transformers", "vllm", "ray", "llama-cpp", "openai", "res
 # by its name, so moving a server to another address reuses its results.)
 THROUGHPUT_ONLY_SETTINGS = frozenset({
     "batch_size", "threads", "gpu_memory_utilization", "kv_cache_memory_bytes", "enable_prefix_caching", "enforce_eager",
-    "max_num_seqs", "delay_s", "block_size",
+    "max_num_seqs", "delay_s", "block_size", "parallel", "kv_tokens",
     "address", "replicas", "gpus_per_replica", "cpus_per_replica",
     "base_url", "api_key_env", "concurrency", "timeout_s", "connect_timeout_s", "max_retries", "backoff_s",
 })

