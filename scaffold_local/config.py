@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .engine_options import check_engine_options
 from .schemas import SchemaLimits
 
-DEFAULT_MODEL = "smollm2-135m-transformers"
+DEFAULT_MODEL = "qwen2.5-coder-1.5b-llama-cpp"  # the CPU judge; SmolLM2-135M by name, for fast tests
 BackendName = Literal["transformers", "vllm", "ray", "llama-cpp", "openai", "responder"]
 # Engine settings meant to change speed, memory or transport, not outputs, stay out of the judge
 # fingerprint, so tuning them keeps cached scaffolds and records valid. (A served model is identified

@@ -69,7 +69,7 @@ def test_clear_errors_for_bad_arguments(tmp_path):
 
 def test_models_lists_the_embedded_default():
     result = runner.invoke(app, ["models"])
-    assert result.exit_code == 0 and "smollm2-135m-transformers (default)" in result.output
+    assert result.exit_code == 0 and "qwen2.5-coder-1.5b-llama-cpp (default)" in result.output
 
 
 def test_import_and_help_do_not_load_engines():
