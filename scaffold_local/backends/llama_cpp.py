@@ -113,13 +113,74 @@ class ChatTokenizer:
         return self.model.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
 
 
+class _Picker:
+    """Chooses one sequence's next token under its grammar. The model's own choice is checked against
+    the grammar first, and the grammar's mask over the whole vocabulary (150,000 tokens for Qwen, the
+    costly part) is applied only when that choice is not allowed, as llama.cpp's own sampler does.
+    Greedy at temperature 0, else nucleus sampling with the request's seed."""
+
+    def __init__(self, backend: LlamaCppBackend, request: Request):
+        import numpy as np
+
+        c = backend._c
+        self._c, self._np, self.vocab = c, np, backend.model.vocab
+        schema = request.json_schema
+        grammar = backend._grammar(schema) if schema else None
+        self.grammar = c.llama_sampler_init_grammar(self.vocab, grammar._grammar.encode(), grammar._root.encode()) \
+            if grammar is not None else None
+        s = request.sampling
+        self.temperature, self.top_p = s.temperature, s.top_p
+        self.rng = np.random.default_rng(s.seed if s.seed is not None else 0)
+        self._one = (c.llama_token_data * 1)()
+        self._all = backend._internals.LlamaTokenDataArray(n_vocab=backend.model.n_vocab())
+
+    def pick(self, logits: Any) -> int:
+        np = self._np
+        if self.temperature == 0:
+            token = int(logits.argmax())
+            if self.grammar is None or self._allowed(token, float(logits[token])):
+                return self._accept(token)
+        allowed = self._masked(logits) if self.grammar is not None else logits.astype(np.float64)
+        if self.temperature == 0:
+            return self._accept(int(allowed.argmax()))
+        weights = np.exp((allowed - allowed.max()) / self.temperature)
+        order = np.argsort(-weights)
+        keep = order[: int(np.searchsorted(np.cumsum(weights[order]) / weights.sum(), self.top_p)) + 1]
+        return self._accept(int(self.rng.choice(keep, p=weights[keep] / weights[keep].sum())))
+
+    def _allowed(self, token: int, logit: float) -> bool:
+        c = self._c
+        self._one[0].id, self._one[0].logit, self._one[0].p = token, logit, 0.0
+        single = c.llama_token_data_array(data=self._one, size=1, selected=-1, sorted=False)
+        c.llama_sampler_apply(self.grammar, c.byref(single))
+        return self._one[0].logit != -math.inf
+
+    def _masked(self, logits: Any) -> Any:
+        self._all.copy_logits(logits)
+        self._c.llama_sampler_apply(self.grammar, self._c.byref(self._all.candidates))
+        masked = self._np.full(len(logits), -math.inf)
+        data = self._all.candidates_data[: self._all.candidates.size]
+        masked[data.id] = data.logit
+        return masked
+
+    def _accept(self, token: int) -> int:
+        if self.grammar is not None:
+            self._c.llama_sampler_accept(self.grammar, token)
+        return token
+
+    def close(self) -> None:
+        if self.grammar is not None:
+            self._c.llama_sampler_free(self.grammar)
+            self.grammar = None
+
+
 @dataclass
 class _Sequence:
-    """One request being decoded: its prompt, its sampler (grammar, then greedy or sampling) and what it wrote."""
+    """One request being decoded: its prompt, its token picker (grammar, greedy or sampling) and what it wrote."""
 
     request: Request
     prompt: list[int]
-    sampler: Any
+    picker: _Picker
     generated: list[int] = field(default_factory=list)
     alternatives: list[dict[int, float]] = field(default_factory=list)
     finish: str | None = None
@@ -227,19 +288,6 @@ class LlamaCppBackend:
         if group:
             yield group
 
-    def _sampler(self, request: Request) -> Any:
-        sampler = self._internals.LlamaSampler()
-        if request.json_schema:
-            sampler.add_grammar(self.model, self._grammar(request.json_schema))
-        s = request.sampling
-        if s.temperature > 0:
-            sampler.add_top_p(s.top_p, 1)
-            sampler.add_temp(s.temperature)
-            sampler.add_dist(s.seed if s.seed is not None else 0)
-        else:
-            sampler.add_greedy()
-        return sampler
-
     def _grammar(self, schema: dict[str, Any]) -> Any:
         from llama_cpp import LlamaGrammar
 
@@ -259,7 +307,7 @@ class LlamaCppBackend:
         started = time.perf_counter()
         memory = c.llama_get_memory(ctx)
         c.llama_memory_clear(memory, True)
-        sequences = [_Sequence(r, list(p), self._sampler(r)) for r, p in zip(requests, prompts)]
+        sequences = [_Sequence(r, list(p), _Picker(self, r)) for r, p in zip(requests, prompts)]
         parents = _prefix_parents(prompts)
         try:
             for wave in _waves(parents):
@@ -276,7 +324,7 @@ class LlamaCppBackend:
                 self._feed([(k, s.generated[-1], s.position - 1, True) for k, s in active], sequences)
         finally:
             for s in sequences:
-                s.sampler.close()
+                s.picker.close()
         elapsed = round(time.perf_counter() - started, 3)
         return [self._result(s, parents[k][1], elapsed) for k, s in enumerate(sequences)]
 
@@ -301,12 +349,15 @@ class LlamaCppBackend:
                     self._sample(sequences[k])
 
     def _sample(self, s: _Sequence) -> None:
-        wanted = s.request.sampling.top_logprobs
-        logprobs = self._logprobs(s.batch_index) if wanted else None  # read before the sampler masks them
-        token = s.sampler.sample(self.context, s.batch_index)
-        if logprobs is not None:
-            import numpy as np
+        import numpy as np
 
+        logits = np.ctypeslib.as_array(self._c.llama_get_logits_ith(self.context.ctx, s.batch_index),
+                                       shape=(self.model.n_vocab(),))
+        token = s.picker.pick(logits)
+        wanted = s.request.sampling.top_logprobs
+        if wanted:  # the model's own distribution, before the grammar's mask
+            peak = float(logits.max())
+            logprobs = logits - (peak + math.log(float(np.exp(logits - peak).sum())))
             top = np.argpartition(logprobs, -wanted)[-wanted:]
             s.alternatives.append({**{int(t): float(logprobs[t]) for t in top}, token: float(logprobs[token])})
         if self._c.llama_vocab_is_eog(self.model.vocab, token):
@@ -315,15 +366,6 @@ class LlamaCppBackend:
         s.generated.append(token)
         if len(s.generated) >= s.request.sampling.max_tokens:
             s.finish = "length"
-
-    def _logprobs(self, index: int) -> Any:
-        """The model's own next-token log-probabilities at a batch position, before any grammar."""
-        import numpy as np
-
-        logits = np.ctypeslib.as_array(self._c.llama_get_logits_ith(self.context.ctx, index),
-                                       shape=(self.model.n_vocab(),))
-        peak = float(logits.max())
-        return logits - (peak + math.log(float(np.exp(logits - peak).sum())))
 
     def _result(self, s: _Sequence, cached: int, elapsed: float) -> Result:
         text = self.model.detokenize(s.generated).decode("utf-8", errors="replace")

@@ -1,0 +1,48 @@
+"""The llama.cpp backend's pure parts: which prompt each sequence copies its prefix from, in what
+order prompts are computed, the schema as its grammar converter can enforce it, and its settings.
+The engine itself runs in the backend contract and the real-model tests."""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+
+from scaffold_local.backends.llama_cpp import _common_prefix, _prefix_parents, _waves, bounded_integers
+from scaffold_local.config import ModelConfig
+from scaffold_local.method import method_version
+from scaffold_local.schemas import SchemaLimits, fact_alignment_model, json_schema
+
+
+def test_each_prompt_copies_the_longest_prefix_it_shares_and_keeps_one_token_of_its_own():
+    system, summary_a, summary_b = [1, 2, 3], [10, 11], [20, 21]
+    prompts = [system + summary_a + [100], system + summary_a + [101, 5], system + summary_b + [100],
+               system + summary_b + [102], [9, 9]]
+    assert _prefix_parents(prompts) == [(0, 0), (0, 5), (0, 3), (2, 5), (0, 0)]
+    # computed in waves: each after the prompt it copies from
+    assert _waves(_prefix_parents(prompts)) == [[0, 4], [1, 2], [3]]
+    assert _common_prefix([[1, 2, 3], [1, 2, 3]]) == 2  # identical prompts still compute their last token
+    assert _common_prefix([[1, 2, 3], [1, 2, 3], [1, 5]]) == 1
+
+
+def test_bounded_integers_become_enums_the_grammar_enforces_and_accept_the_same_outputs():
+    schema = json_schema(fact_alignment_model(("F1",), 3, SchemaLimits(max_cited_sentences=2), method_version(5)))
+    enumerated = bounded_integers(schema)
+    cited = enumerated["properties"]["F1"]["anyOf"][0]["properties"]["sentence_ids"]["items"]
+    assert cited == {"enum": [1, 2, 3]}
+    for output, valid in [({"F1": {"inferred": True, "sentence_ids": [3], "justification": "s3"}}, True),
+                          ({"F1": {"inferred": True, "sentence_ids": [4], "justification": "s4"}}, False),
+                          ({"F1": {"inferred": True, "sentence_ids": [0], "justification": "s0"}}, False)]:
+        for form in (schema, enumerated):
+            assert jsonschema.Draft202012Validator(form).is_valid(output) == valid
+
+
+def test_engine_settings_are_checked_when_the_config_loads():
+    base = {"name": "t", "backend": "llama-cpp", "model": "/m.gguf", "structured_outputs": "gbnf"}
+    assert ModelConfig.model_validate({**base, "engine": {"parallel": 8}}).engine == {"parallel": 8}
+    with pytest.raises(ValueError, match="parallel .* cannot exceed batch_size"):
+        ModelConfig.model_validate({**base, "engine": {"parallel": 64, "batch_size": 32}})
+    with pytest.raises(ValueError, match="did you mean 'kv_tokens'"):
+        ModelConfig.model_validate({**base, "engine": {"kv_token": 4096}})
+    # how many requests decode together is throughput, not the judge: cached results stay valid
+    assert ModelConfig.model_validate({**base, "engine": {"parallel": 4, "kv_tokens": 4096}}).fingerprint() == \
+        ModelConfig.model_validate(base).fingerprint()
