@@ -592,7 +592,7 @@ def _judgment_overhead(judge: Judge) -> int:
     """Bytes of the faithfulness and direct-score prompts without document and summary (the larger),
     with the chat template's share."""
     if judge.judgment_overhead is None:
-        empty = {"document": "", "summary": "", "sentences": []}
+        empty = {"document": "", "summary": "", "sentences": [""], "check": 1}  # check: the sentence of a v5 request
         judge.judgment_overhead = max(_prompt_bytes(judge.prompts[t].render(**empty))
                                       for t in ("check_faithfulness", "direct_score")) + prompt_tokens_at_most(())
     return judge.judgment_overhead

@@ -67,6 +67,19 @@ def test_clear_errors_for_bad_arguments(tmp_path):
     assert bad_model.exit_code == 2 and "model config 'no-such-model' not found" in bad_model.output
 
 
+def test_score_and_show_under_the_one_item_per_request_version(small_input, tmp_path):
+    """The command as a user runs it under method v5 (the CPU judge's version): the up-front context
+    check renders v5's per-sentence template too, and the run says how verdicts were decided."""
+    store = tmp_path / "store"
+    result = runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store),
+                                 "--method-version", "5"])
+    assert result.exit_code == 0, result.output
+    assert "method version 5; verdicts: the judge's word" in result.output.replace("\n", "")
+    run_dir = next((store / "runs").iterdir())
+    shown = runner.invoke(app, ["show", str(run_dir)])
+    assert shown.exit_code == 0 and "method version 5;" in shown.output
+
+
 def test_models_lists_the_embedded_default():
     result = runner.invoke(app, ["models"])
     assert result.exit_code == 0 and "qwen2.5-coder-1.5b-llama-cpp (default)" in result.output
