@@ -7,7 +7,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from scaffold_local.backends.llama_cpp import _common_prefix, _prefix_parents, _waves, bounded_integers
+from scaffold_local.backends.llama_cpp import _common_prefix, _prefix_parents, _waves, bounded_integers, json_grammar
 from scaffold_local.config import ModelConfig
 from scaffold_local.method import method_version
 from scaffold_local.schemas import SchemaLimits, fact_alignment_model, json_schema
@@ -46,3 +46,16 @@ def test_engine_settings_are_checked_when_the_config_loads():
     # how many requests decode together is throughput, not the judge: cached results stay valid
     assert ModelConfig.model_validate({**base, "engine": {"parallel": 4, "kv_tokens": 4096}}).fingerprint() == \
         ModelConfig.model_validate(base).fingerprint()
+
+
+def test_the_grammar_forbids_raw_control_characters_in_strings():
+    """llama-cpp-python's converter lets a string hold a raw newline (the CPU judge wrote one into a
+    justification: invalid JSON, a failed item); the grammar sent to llama.cpp forbids control
+    characters as JSON and llama.cpp's own converter do, and keeps escapes."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    schema = json_schema(fact_alignment_model(("F1",), 2, SchemaLimits(), method_version(5)))
+    grammar = json_grammar(schema)
+    char_rule = next(line for line in grammar.splitlines() if line.startswith("char ::="))
+    assert char_rule.startswith(r'char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt]')
+    assert 'F1-kv ::= "\\"F1\\""' in grammar and r'[^"\\] |' not in grammar
+    llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp's parser accepts it

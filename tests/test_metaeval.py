@@ -107,6 +107,8 @@ def test_calibration_by_hand():
     assert result.ece == pytest.approx((2 * 0.05 + 2 * 0.15 + 2 * 0.15 + 2 * 0.05) / 8)
     assert [r["items"] for r in result.reliability] == [2, 2, 2, 2]
     assert result.held_out_balanced_accuracy == 1.0
+    # on all documents, 0.85 and above separates perfectly; the threshold sits halfway to the next lower P
+    assert result.threshold_all == pytest.approx((0.15 + 0.85) / 2)
 
 
 def test_meta_eval_adapters_on_files_in_the_shared_shape(tmp_path):

@@ -74,6 +74,21 @@ def bounded_integers(node: Any) -> Any:
     return {k: bounded_integers(v) for k, v in node.items()}
 
 
+# JSON forbids raw control characters in strings; llama-cpp-python's converter allows them (a model wrote
+# a raw newline into a justification: invalid JSON). llama.cpp's own C++ converter has this rule.
+_ANY_CHAR = r'char ::= [^"\\] |'
+_JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
+
+
+def json_grammar(schema: dict[str, Any]) -> str:
+    """The GBNF grammar of a JSON schema, as llama.cpp enforces it: llama-cpp-python's converter, given
+    bounded integers as enums and strings without raw control characters."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    grammar = json_schema_to_gbnf(json.dumps(bounded_integers(schema)))
+    return grammar.replace(_ANY_CHAR, _JSON_CHAR)
+
+
 def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
@@ -295,7 +310,7 @@ class LlamaCppBackend:
         if text not in self._grammars:
             if len(self._grammars) > 256:
                 self._grammars.clear()
-            self._grammars[text] = LlamaGrammar.from_json_schema(json.dumps(bounded_integers(schema)), verbose=False)
+            self._grammars[text] = LlamaGrammar.from_string(json_grammar(schema), verbose=False)
         return self._grammars[text]
 
     def _decode_together(self, requests: Sequence[Request], prompts: Sequence[list[int]]) -> list[Result]:

@@ -164,12 +164,13 @@ def calibration(truth: Sequence[int], probability: Sequence[float], groups: Sequ
 
 
 def _best_threshold(t: np.ndarray, p: np.ndarray) -> float:
-    """The P(kept) at or above which "kept" gives the best balanced accuracy; of equally good ones, the
-    midpoint between the two probabilities it separates (not the lowest, which would fit the sample)."""
+    """The P(kept) at or above which "kept" gives the best balanced accuracy (of equally good ones, the
+    middle one), placed halfway between the two observed probabilities it separates, not on one of them."""
     from sklearn.metrics import balanced_accuracy_score
 
     candidates = np.unique(p)
     scores = np.array([balanced_accuracy_score(t, p >= c) for c in candidates])
-    best = int(np.flatnonzero(scores == scores.max())[len(np.flatnonzero(scores == scores.max())) // 2])
+    ties = np.flatnonzero(scores == scores.max())
+    best = int(ties[len(ties) // 2])
     below = candidates[best - 1] if best > 0 else candidates[best]
     return float((below + candidates[best]) / 2)
