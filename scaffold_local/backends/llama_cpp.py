@@ -230,7 +230,7 @@ class LlamaCppBackend:
         params = llama_cpp.llama_context_default_params()
         params.n_ctx = max(self.options.kv_tokens, config.max_model_len)  # one request of max_model_len always fits
         params.n_batch = params.n_ubatch = self.options.batch_size
-        params.n_seq_max = self.options.parallel
+        params.n_seq_max = self.options.parallel + 1  # and one that keeps the last group's first prompt
         params.kv_unified = True  # a prefix copied to several sequences is stored once
         params.n_threads = params.n_threads_batch = self.threads
         try:
@@ -238,9 +238,13 @@ class LlamaCppBackend:
         except ValueError as exc:
             raise BackendError(f"llama.cpp could not create a context of {self.options.kv_tokens} tokens: {exc}",
                                backend=self.name, hint="lower kv_tokens or parallel in the config's [engine]") from None
-        self.batch = _internals.LlamaBatch(n_tokens=self.options.batch_size, embd=0, n_seq_max=self.options.parallel,
-                                           verbose=False)
+        self.batch = _internals.LlamaBatch(n_tokens=self.options.batch_size, embd=0,
+                                           n_seq_max=self.options.parallel + 1, verbose=False)
         self._grammars: dict[str, Any] = {}
+        # The previous group's first prompt stays in the cache as sequence `keep`: the next group copies
+        # what it shares with it (a task's instructions and examples, a document) instead of computing it.
+        self.keep = self.options.parallel
+        self._kept: list[int] = []
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -278,6 +282,8 @@ class LlamaCppBackend:
             try:
                 batch = self._decode_together([requests[i] for i, _ in group], [p for _, p in group])
             except Exception as exc:  # one failed group is per-item errors, never a failed call
+                self._c.llama_memory_clear(self._c.llama_get_memory(self.context.ctx), True)
+                self._kept = []
                 batch = error_results([requests[i] for i, _ in group], f"{type(exc).__name__}: {exc}")
             for (i, _), result in zip(group, batch):
                 results[i] = result
@@ -295,7 +301,7 @@ class LlamaCppBackend:
         for item in runnable:
             trial = [*group, item]
             shared = _common_prefix([p for _, p in trial])
-            need = shared + sum(len(p) - shared + requests[i].sampling.max_tokens for i, p in trial)
+            need = len(self._kept) + shared + sum(len(p) - shared + requests[i].sampling.max_tokens for i, p in trial)
             if group and (len(trial) > self.options.parallel or need > self.options.kv_tokens):
                 yield group
                 trial = [item]
@@ -321,15 +327,16 @@ class LlamaCppBackend:
         c, ctx = self._c, self.context.ctx
         started = time.perf_counter()
         memory = c.llama_get_memory(ctx)
-        c.llama_memory_clear(memory, True)
+        for k in range(self.options.parallel):
+            c.llama_memory_seq_rm(memory, k, -1, -1)
         sequences = [_Sequence(r, list(p), _Picker(self, r)) for r, p in zip(requests, prompts)]
-        parents = _prefix_parents(prompts)
+        parents = _prefix_parents(prompts, self._kept)
         try:
             for wave in _waves(parents):
                 for k in wave:
                     parent, shared = parents[k]
                     if shared:
-                        c.llama_memory_seq_cp(memory, parent, k, 0, shared)
+                        c.llama_memory_seq_cp(memory, self.keep if parent == KEPT else parent, k, 0, shared)
                 self._feed([(k, t, pos, pos == len(sequences[k].prompt) - 1) for k in wave
                             for pos, t in enumerate(sequences[k].prompt) if pos >= parents[k][1]], sequences)
             while True:
@@ -340,6 +347,9 @@ class LlamaCppBackend:
         finally:
             for s in sequences:
                 s.picker.close()
+        c.llama_memory_seq_rm(memory, self.keep, -1, -1)
+        c.llama_memory_seq_cp(memory, 0, self.keep, 0, len(prompts[0]))
+        self._kept = list(prompts[0])
         elapsed = round(time.perf_counter() - started, 3)
         return [self._result(s, parents[k][1], elapsed) for k, s in enumerate(sequences)]
 
@@ -415,19 +425,27 @@ def _common_prefix(prompts: Sequence[Sequence[int]]) -> int:
     return next((i for i in range(n) if any(p[i] != first[i] for p in prompts[1:])), n)
 
 
-def _prefix_parents(prompts: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
-    """For each prompt, the earlier prompt it shares the longest prefix with and that prefix's length
-    (0: computed from scratch); the first prompt has none."""
-    parents = [(0, 0)]
-    for k in range(1, len(prompts)):
-        best = max(((_common_prefix([prompts[j], prompts[k]]), -j) for j in range(k)), default=(0, 0))
-        parents.append((-best[1], best[0]))
+KEPT = -1  # a parent that is the prompt kept from the previous group
+
+
+def _prefix_parents(prompts: Sequence[Sequence[int]], kept: Sequence[int] = ()) -> list[tuple[int, int]]:
+    """For each prompt, where to copy its longest shared prefix from (an earlier prompt of the group, or
+    KEPT: the prompt kept from the previous group; the kept one when as long) and that prefix's length
+    (0: computed from scratch)."""
+    parents = []
+    for k in range(len(prompts)):
+        best = (_common_prefix([kept, prompts[k]]) if kept else 0, KEPT)
+        for j in range(k):
+            shared = _common_prefix([prompts[j], prompts[k]])
+            if shared > best[0]:
+                best = (shared, j)
+        parents.append((best[1], best[0]) if best[0] else (KEPT, 0))
     return parents
 
 
 def _waves(parents: Sequence[tuple[int, int]]) -> list[list[int]]:
     """Sequences in the order their prompts can be computed: each after the one it copies from."""
     depth: list[int] = []
-    for k, (parent, shared) in enumerate(parents):
-        depth.append(depth[parent] + 1 if k and shared else 0)
+    for parent, shared in parents:
+        depth.append(depth[parent] + 1 if shared and parent != KEPT else 0)
     return [[k for k, d in enumerate(depth) if d == level] for level in range(max(depth, default=-1) + 1)]
