@@ -6,10 +6,11 @@ transformers decode from bf16 (3.5 GB); `benchmarks/throughput.py` measures the 
 
 Requests are decoded together, up to `parallel` sequences in one batch per step (llama-cpp-python's
 `Llama` class serves one sequence at a time: on 2 cores, 16 sequences decode about 2.5 times as many
-tokens per second as one, measured). The prompt prefix that a group of requests shares (instructions,
-scaffold or summary: requests arrive sorted so that they share one) is computed once and copied to
-every sequence of the group. Each request's JSON schema becomes a GBNF grammar (llama.cpp's own
-converter) sampled per sequence; verdict confidence comes from the model's raw next-token
+tokens per second as one, measured). Requests arrive sorted so that neighbours share their prompt's
+start (instructions and examples, scaffold, summary, document), and every shared prefix is computed
+once: a request copies it from an earlier request of its group, or from the previous group's first
+prompt, which stays in the cache. Each request's JSON schema becomes a GBNF grammar (llama-cpp-python's
+converter, corrected) checked per sequence; verdict confidence comes from the model's raw next-token
 distribution, read before the grammar (as transformers does).
 """
 

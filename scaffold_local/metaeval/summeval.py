@@ -6,6 +6,8 @@ No human ceiling: the data holds the experts' means only, not each expert's scor
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,6 @@ import numpy as np
 from ..data import Candidate, LoadedInput
 from ..metrics import rouge_l
 from ..pipeline import Pipeline
-from ..store.runs import run_name_part
 from .agreement import correlations
 from .realsumm import document_of
 from .results import MetaEvalResult
@@ -25,7 +26,9 @@ DIMENSIONS = ("consistency", "relevance", "coherence", "fluency")
 
 
 def correlation(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
-    loaded = LoadedInput(source="summeval", fingerprint=f"summeval:{','.join(str(d['doc_id']) for d in docs)}")
+    drawn = [(str(d["doc_id"]), s["system"]) for d in docs for s in d["summaries"]]  # a sample may hold some systems only
+    loaded = LoadedInput(source="meta-eval-summeval",
+                         fingerprint="summeval:" + hashlib.sha256(json.dumps(drawn).encode()).hexdigest())
     human: dict[tuple[str, str], dict[str, float]] = {}
     lexical: dict[tuple[str, str], float | None] = {}
     for doc in docs:
@@ -37,8 +40,8 @@ def correlation(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -
             human[document.doc_id, summary["system"]] = {d: summary["human"][f"expert_mean_{d}"] for d in DIMENSIONS}
             references = doc.get("references_all") or ([doc["reference"]] if doc.get("reference") else [])
             lexical[document.doc_id, summary["system"]] = rouge_l(summary["summary"], references)
-    judge = run_name_part(pipeline.config.name)
-    outcome = pipeline.score(loaded, run_name=f"meta-eval-summeval-{judge}-{len(docs)}docs-seed{seed}")
+    # The run folder is named by the run's identity (judge, method, threshold, sample): never another run's.
+    outcome = pipeline.score(loaded)
     rows: list[dict[str, Any]] = [{"doc_id": s.doc_id, "system": s.system, **{m: s.values.get(m) for m in JUDGE_METRICS},
              "rouge_l": lexical[s.doc_id, s.system],
              **{f"human_{d}": human[s.doc_id, s.system][d] for d in DIMENSIONS}} for s in outcome.summaries]

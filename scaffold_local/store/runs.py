@@ -54,11 +54,6 @@ def check_run_name(name: str, option: str = "--run-name") -> str:
     return name
 
 
-def run_name_part(text: str) -> str:
-    """`text` (e.g. a judge config name) made fit to be part of a run name."""
-    return re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]", "-", text))
-
-
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
