@@ -111,6 +111,17 @@ class BackendError(RuntimeError):
         self.retryable = retryable
 
 
+def check_grammar_engine(backend: str, chosen: str, known: tuple[str, ...]) -> None:
+    """A config's `structured_outputs` must be one of the engine's grammar engines."""
+    if chosen not in known:
+        raise BackendError(f"structured_outputs={chosen!r} is not one of {known}", backend=backend)
+
+
+def missing_dependency(backend: str, exc: ImportError, hint: str) -> BackendError:
+    """The error for an engine whose package is not installed, with the line that installs it."""
+    return BackendError(f"missing dependency: {exc.name}", backend=backend, hint=hint)
+
+
 @runtime_checkable
 class Backend(Protocol):
     name: str

