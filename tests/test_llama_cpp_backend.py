@@ -4,6 +4,8 @@ The engine itself runs in the backend contract and the real-model tests."""
 
 from __future__ import annotations
 
+import sys
+
 import jsonschema
 import pytest
 
@@ -63,3 +65,14 @@ def test_the_grammar_forbids_raw_control_characters_in_strings():
     assert char_rule.startswith(r'char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt]')
     assert 'F1-kv ::= "\\"F1\\""' in grammar and r'[^"\\] |' not in grammar
     llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp's parser accepts it
+
+
+def test_a_wrong_grammar_engine_or_a_missing_package_says_what_to_do(monkeypatch):
+    from scaffold_local.backends import BackendError, create_backend
+
+    base = {"name": "t", "backend": "llama-cpp", "model": "/m.gguf"}
+    with pytest.raises(BackendError, match=r"structured_outputs='xgrammar' is not one of \('gbnf',\)"):
+        create_backend(ModelConfig.model_validate({**base, "structured_outputs": "xgrammar"}))
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as if it were not installed
+    with pytest.raises(BackendError, match=r"missing dependency: llama_cpp\nhint: pip install 'scaffold-local\[llama-cpp\]'"):
+        create_backend(ModelConfig.model_validate({**base, "structured_outputs": "gbnf"}))
