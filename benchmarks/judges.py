@@ -113,7 +113,7 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
             f"{r['engine_seconds_per_summary']:.0f}",
         ]) + " |")
     if rows:
-        first = rows[0]
+        first = max(rows, key=lambda r: r["realsumm"]["items"])  # baselines over the most items a judge scored
         check = first["check_judge"]
         lines.append("| " + " | ".join([
             "word overlap (ROUGE-L for SummEval)", _estimate(check["overlap_balanced_accuracy"]) + " / -",
