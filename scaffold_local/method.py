@@ -9,7 +9,9 @@ then the cited sentences, then the justification), so that the judge decides bef
 any text, and the probability of the verdict token is its confidence; version 5 asks about one
 item per request (one fact, question, entity or summary sentence), in the paper's order, so a
 small judge's verdict on one item is not pulled along by its verdicts on the others (the summary
-comes before the item, so a prefix cache computes it once for all its items). Older versions stay
+comes before the item, so a prefix cache computes it once for all its items), with worked examples
+in its alignment and extraction prompts (without them the 1.5B CPU judge wrote the labels themselves
+as entity attributes: "main point"). Older versions stay
 selectable so that their scores can be reproduced. Metric definitions are not versioned: they
 follow METHOD.md.
 """

@@ -116,3 +116,14 @@ def test_unknown_format_and_missing_file(tmp_path: Path):
         load_input(tmp_path / "in.xml")
     with pytest.raises(InputError, match="input not found"):
         load_input(tmp_path / "nope.jsonl")
+
+
+def test_the_demo_input_holds_every_kind_of_system_on_every_document():
+    """`make demo` scores examples/news.jsonl: each document with two faithful systems, one that pads with
+    supporting details, one that drops the main facts and one that contradicts the source."""
+    loaded = load_input(Path(__file__).parent.parent / "examples" / "news.jsonl")
+    assert loaded.issues == []
+    systems = {"lead-2", "concise", "verbose", "drops-main", "contradicts"}
+    for doc_id in loaded.documents:
+        assert {c.system for c in loaded.candidates if c.doc_id == doc_id} == systems
+    assert len(loaded.documents) == 3
