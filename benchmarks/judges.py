@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scaffold_local.provenance import cpu_info
+
 CPU_JUDGE = "qwen2.5-coder-1.5b-llama-cpp"
 ROWS = [("smollm2-135m-vllm", 2), (CPU_JUDGE, 2), (CPU_JUDGE, 3), (CPU_JUDGE, 4), (CPU_JUDGE, 5)]
 SAMPLES = {  # the test half only; sized for 2 CPU cores
@@ -53,7 +55,7 @@ def measure_row(config: str, method: int, args: argparse.Namespace) -> dict[str,
     out.mkdir(parents=True, exist_ok=True)
     log = out / "commands.log"
     common = ["-m", config, "--method-version", str(method), "--verdict-confidence", "--store", str(args.store)]
-    row: dict[str, Any] = {"judge": config, "method_version": method, "seconds": {}}
+    row: dict[str, Any] = {"judge": config, "method_version": method, "cpu": cpu_info(), "seconds": {}}
     row["seconds"]["check-judge"] = run([*CLI, "check-judge", *common], log)
     checks = sorted((args.store / "judge-checks").glob(f"{config}-*-method-v{method}.json"))
     row["check_judge"] = json.loads(checks[-1].read_text())
@@ -94,6 +96,12 @@ def _auroc(result: dict) -> str:
     return _estimate(rows[0]["auroc"], rows[0]["auroc_low95"], rows[0]["auroc_high95"]) if rows else "-"
 
 
+def _machine(cpu: dict[str, Any] | None) -> str:
+    if not cpu:
+        return "a machine not recorded"
+    return f"{cpu.get('model') or 'a CPU'} ({cpu['cores']} cores; {', '.join(cpu.get('features') or ['no AVX2'])})"
+
+
 def markdown(rows: list[dict[str, Any]], command: str) -> str:
     head = ["judge (method version)", "check-judge: balanced accuracy / AUROC", "REALSumm: balanced accuracy",
             "REALSumm: AUROC of P(kept)", "FRANK: balanced accuracy", "SummEval system-level Spearman: FC-relevance",
@@ -127,6 +135,11 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
                  (("REALSumm", first["realsumm"]), ("FRANK", first["frank"]), ("SummEval", first["summeval"]))}
         lines += ["", "Samples (test half, the same documents in every row): "
                   + "; ".join(f"{k} {v}" for k, v in sizes.items()) + ". Intervals: 95%, bootstrap over documents."]
+        machines: dict[str, list[str]] = {}
+        for r in rows:
+            machines.setdefault(_machine(r.get("cpu")), []).append(f"{r['judge']} v{r['method_version']}")
+        lines += ["", "Measured on (engine seconds compare only within one machine): "
+                  + "; ".join(f"{m}: {', '.join(names)}" for m, names in machines.items()) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -138,12 +151,18 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("scaffold_store/judges"), help="each row's meta-eval tables")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", help="comma-separated config:method rows (default: every row)")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the rows of <out>.json that this invocation does not measure again")
     args = parser.parse_args()
     rows = ROWS if not args.only else [(c, int(m)) for c, m in (part.split(":") for part in args.only.split(","))]
-    measured = []
+    kept = {}
+    if args.merge and args.out.with_suffix(".json").is_file():
+        kept = {(r["judge"], r["method_version"]): r for r in json.loads(args.out.with_suffix(".json").read_text())}
     for config, method in rows:
         print(f"{config} method v{method} ...", flush=True)
-        measured.append(measure_row(config, method, args))
+        kept[(config, method)] = measure_row(config, method, args)
+    order = {row: i for i, row in enumerate(ROWS)}
+    measured = sorted(kept.values(), key=lambda r: order.get((r["judge"], r["method_version"]), len(order)))
     table = markdown(measured, "python benchmarks/judges.py " + shlex.join(sys.argv[1:]))
     print(table)
     args.out.with_suffix(".json").write_text(json.dumps(measured, indent=1))
