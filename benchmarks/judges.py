@@ -1,14 +1,15 @@
-"""How far each CPU judge agrees with people, side by side: one table from one invocation.
+"""How far each CPU judge agrees with people, side by side: one table (from one invocation, or several merged).
 
     .venv/bin/python benchmarks/judges.py --data ../shared/eval-data [--out benchmarks/results/judges_cpu]
                                           [--only qwen2.5-coder-1.5b-llama-cpp:5] [--store /tmp/judges-store]
+                                          [--tasks summeval --merge]   # one task again, the rest of the rows kept
 
 For every row (a judge config under a method version): the built-in `check-judge`, then `meta-eval`
 on the *test* half of REALSumm (key-fact presence: balanced accuracy and AUROC of P(kept)), FRANK
 (sentence errors: balanced accuracy) and SummEval (system-level Spearman of FC with relevance and of
-F with consistency), each on the same seeded sample of documents for every row, with word overlap
-(ROUGE-L for SummEval) and the human ceiling beside them. Formats and thresholds are chosen on the
-dev half (`meta-eval ... --split dev`), never here. Every request goes through one store, so an
+F with consistency; 10 documents, 8 systems each), each on the same seeded sample of documents for
+every row, with word overlap (ROUGE-L for SummEval) and the human ceiling beside them. Formats and
+thresholds are chosen on the dev half (`meta-eval ... --split dev`), never here. Every request goes through one store, so an
 interrupted run resumes where it stopped and a rerun only reads. Slow (hours on 2 cores): not in CI.
 Writes <out>.json and <out>.md.
 """
@@ -32,7 +33,8 @@ ROWS = [("smollm2-135m-vllm", 2), (CPU_JUDGE, 2), (CPU_JUDGE, 3), (CPU_JUDGE, 4)
 SAMPLES = {  # the test half only; sized for 2 CPU cores
     "realsumm-alignment": ["--limit", "12", "--per-document", "6"],
     "frank": ["--limit", "30"],
-    "summeval": ["--limit", "5"],  # every one of the 16 systems on each document: system-level means over 5
+    # 10 documents, 8 of their 16 systems each (seeded): every system's mean over about 5 summaries
+    "summeval": ["--limit", "10", "--per-document", "8"],
 }
 CLI = [sys.executable, "-m", "scaffold_local.cli"]
 
@@ -49,27 +51,39 @@ def run(command: list[str], log: Path) -> float:
     return round(time.perf_counter() - started, 1)
 
 
-def measure_row(config: str, method: int, args: argparse.Namespace) -> dict[str, Any]:
+TASKS = ("check-judge", *SAMPLES)
+RESULT_KEYS = {"check-judge": "check_judge", "realsumm-alignment": "realsumm", "frank": "frank", "summeval": "summeval"}
+RESULT_FILES = {"realsumm-alignment": "realsumm-alignment.json", "frank": "frank-faithfulness.json",
+                "summeval": "summeval-correlation.json"}
+
+
+def measure_row(config: str, method: int, args: argparse.Namespace, tasks: tuple[str, ...] = TASKS,
+                row: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Measure these tasks of one row, into `row` (a kept row's other tasks stay as they were)."""
     name = f"{config}-v{method}"
     out = args.work / name
     out.mkdir(parents=True, exist_ok=True)
     log = out / "commands.log"
     common = ["-m", config, "--method-version", str(method), "--verdict-confidence", "--store", str(args.store)]
-    row: dict[str, Any] = {"judge": config, "method_version": method, "cpu": cpu_info(), "seconds": {}}
-    row["seconds"]["check-judge"] = run([*CLI, "check-judge", *common], log)
-    checks = sorted((args.store / "judge-checks").glob(f"{config}-*-method-v{method}.json"))
-    row["check_judge"] = json.loads(checks[-1].read_text())
-    for task, sample in SAMPLES.items():
-        row["seconds"][task] = run([*CLI, "meta-eval", task, *common, "--data", str(args.data), "--split", "test",
-                                    "--seed", str(args.seed), *sample, "--out", str(out)], log)
-    row["realsumm"] = json.loads((out / "realsumm-alignment.json").read_text())
-    row["frank"] = json.loads((out / "frank-faithfulness.json").read_text())
-    row["summeval"] = json.loads((out / "summeval-correlation.json").read_text())
-    # The engine's own seconds for the SummEval run (extraction included), as its run folder recorded
-    # them when the requests were sent: a rerun that finds everything in the store adds nothing.
-    run_dir = Path(row["summeval"]["summary"][0].removeprefix("run folder: "))
-    usage = json.loads((run_dir / "usage.json").read_text())
-    row["engine_seconds_per_summary"] = usage["engine_seconds"] / max(1, row["summeval"]["items"])
+    row = dict(row or {"judge": config, "method_version": method})
+    row["seconds"], row["measured_on"] = dict(row.get("seconds", {})), dict(row.get("measured_on", {}))
+    for task in tasks:
+        if task == "check-judge":
+            row["seconds"][task] = run([*CLI, "check-judge", *common], log)
+            checks = sorted((args.store / "judge-checks").glob(f"{config}-*-method-v{method}.json"))
+            row["check_judge"] = json.loads(checks[-1].read_text())
+        else:
+            row["seconds"][task] = run([*CLI, "meta-eval", task, *common, "--data", str(args.data), "--split", "test",
+                                        "--seed", str(args.seed), *SAMPLES[task], "--out", str(out)], log)
+            row[RESULT_KEYS[task]] = json.loads((out / RESULT_FILES[task]).read_text())
+        row["measured_on"][task] = cpu_info()
+        row.setdefault("commands", {})[task] = "python benchmarks/judges.py " + shlex.join(sys.argv[1:])
+    if "summeval" in tasks:
+        # The engine's own seconds for the SummEval run (extraction included), as its run folder recorded
+        # them when the requests were sent: a rerun that finds everything in the store adds nothing.
+        run_dir = Path(row["summeval"]["summary"][0].removeprefix("run folder: "))
+        usage = json.loads((run_dir / "usage.json").read_text())
+        row["engine_seconds_per_summary"] = usage["engine_seconds"] / max(1, row["summeval"]["items"])
     return row
 
 
@@ -106,10 +120,11 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
     head = ["judge (method version)", "check-judge: balanced accuracy / AUROC", "REALSumm: balanced accuracy",
             "REALSumm: AUROC of P(kept)", "FRANK: balanced accuracy", "SummEval system-level Spearman: FC-relevance",
             "F-consistency", "engine s per summary (SummEval: full method, extraction included)"]
-    lines = [f"`{command}`", "", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    commands = dict.fromkeys(c for r in rows for c in (r.get("commands") or {"": command}).values())
+    lines = [*(f"`{c}`" for c in commands), "", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in rows:
         check = r["check_judge"]
-        summeval = r["summeval"]
+        summeval = r.get("summeval")
         decision = f", threshold {r['realsumm']['sample']['decision_threshold']}" \
             if r["realsumm"].get("sample", {}).get("decision_threshold") else ""
         lines.append("| " + " | ".join([
@@ -117,11 +132,11 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
             f"{_estimate(check['judge_balanced_accuracy'], *check.get('judge_balanced_accuracy_interval', [None, None]))}"
             f" / {_estimate(check.get('auroc'))}",
             _agreement(r["realsumm"], "judge"), _auroc(r["realsumm"]), _agreement(r["frank"], "judge"),
-            _spearman(summeval, "fc", "relevance"), _spearman(summeval, "f", "consistency"),
-            f"{r['engine_seconds_per_summary']:.0f}",
+            *((_spearman(summeval, "fc", "relevance"), _spearman(summeval, "f", "consistency"),
+               f"{r['engine_seconds_per_summary']:.0f}") if summeval else ("not measured",) * 3),
         ]) + " |")
     if rows:
-        first = max(rows, key=lambda r: r["realsumm"]["items"])  # baselines over the most items a judge scored
+        first = max((r for r in rows if "summeval" in r), key=lambda r: r["realsumm"]["items"])  # baselines: most items
         check = first["check_judge"]
         lines.append("| " + " | ".join([
             "word overlap (ROUGE-L for SummEval)", _estimate(check["overlap_balanced_accuracy"]) + " / -",
@@ -131,13 +146,17 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
         lines.append("| " + " | ".join([
             "human ceiling (annotator vs majority of the others)", "-", _agreement(first["realsumm"], "human ceiling"),
             "-", _agreement(first["frank"], "human ceiling"), "not in the data", "not in the data", "-"]) + " |")
-        sizes = {task: f"{r['documents']} documents, {r['items']} items" for task, r in
-                 (("REALSumm", first["realsumm"]), ("FRANK", first["frank"]), ("SummEval", first["summeval"]))}
-        lines += ["", "Samples (test half, the same documents in every row): "
-                  + "; ".join(f"{k} {v}" for k, v in sizes.items()) + ". Intervals: 95%, bootstrap over documents."]
+        samples = []
+        for label, key in (("REALSumm", "realsumm"), ("FRANK", "frank"), ("SummEval", "summeval")):
+            seen = dict.fromkeys(f"{r[key]['documents']} documents, {r[key]['items']} items" for r in rows if key in r)
+            samples.append(f"{label} {' / '.join(seen)}" + (" (rows differ: see the JSON)" if len(seen) > 1 else ""))
+        lines += ["", "Samples (test half, the same documents in every row): " + "; ".join(samples)
+                  + ". Intervals: 95%, bootstrap over documents."]
         machines: dict[str, list[str]] = {}
         for r in rows:
-            machines.setdefault(_machine(r.get("cpu")), []).append(f"{r['judge']} v{r['method_version']}")
+            for task in TASKS:
+                machine = _machine((r.get("measured_on") or {}).get(task) or r.get("cpu"))
+                machines.setdefault(machine, []).append(f"{r['judge']} v{r['method_version']} {task}")
         lines += ["", "Measured on (engine seconds compare only within one machine): "
                   + "; ".join(f"{m}: {', '.join(names)}" for m, names in machines.items()) + "."]
     return "\n".join(lines) + "\n"
@@ -152,20 +171,23 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", help="comma-separated config:method rows (default: every row)")
     parser.add_argument("--merge", action="store_true",
-                        help="keep the rows of <out>.json that this invocation does not measure again")
+                        help="keep the rows (and tasks) of <out>.json that this invocation does not measure again")
+    parser.add_argument("--tasks", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}")
     args = parser.parse_args()
     rows = ROWS if not args.only else [(c, int(m)) for c, m in (part.split(":") for part in args.only.split(","))]
+    tasks = tuple(t for t in TASKS if t in args.tasks.split(","))
     kept = {}
     if args.merge and args.out.with_suffix(".json").is_file():
         kept = {(r["judge"], r["method_version"]): r for r in json.loads(args.out.with_suffix(".json").read_text())}
     for config, method in rows:
-        print(f"{config} method v{method} ...", flush=True)
-        kept[(config, method)] = measure_row(config, method, args)
-    order = {row: i for i, row in enumerate(ROWS)}
-    measured = sorted(kept.values(), key=lambda r: order.get((r["judge"], r["method_version"]), len(order)))
+        print(f"{config} method v{method}: {', '.join(tasks)} ...", flush=True)
+        kept[(config, method)] = measure_row(config, method, args, tasks, kept.get((config, method)))
+        order = {row: i for i, row in enumerate(ROWS)}
+        measured = sorted(kept.values(), key=lambda r: order.get((r["judge"], r["method_version"]), len(order)))
+        # written after every row, so a long invocation stopped part-way keeps what it measured
+        args.out.with_suffix(".json").write_text(json.dumps(measured, indent=1))
     table = markdown(measured, "python benchmarks/judges.py " + shlex.join(sys.argv[1:]))
     print(table)
-    args.out.with_suffix(".json").write_text(json.dumps(measured, indent=1))
     args.out.with_suffix(".md").write_text(table)
 
 
