@@ -57,8 +57,8 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-# The real-engine tests score this small input (3 documents x 3 systems), not the demo's examples/news.jsonl,
-# which grows with the demo.
+# The real-engine tests score this small input (2 documents x 2 systems: Ray needs two documents to split
+# between its replicas), not the demo's examples/news.jsonl, which grows with the demo.
 EXAMPLES = TESTS / "data" / "news.jsonl"
 EXAMPLE_SUMMARIES = sum(1 for line in EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip())
 SMALL_NUMA_NODE = TESTS / "small_numa_node"

@@ -29,7 +29,7 @@ def _done_records(store) -> int:
         cache.close()
 
 
-def test_server_killed_mid_run_then_resumed(tmp_path):
+def test_server_killed_mid_run_then_resumed(tmp_path, vllm_server):
     loaded = load_input(EXAMPLES)
     store = tmp_path / "store"
     first_server = VllmServer(tmp_path / "first.log").wait_ready()
@@ -52,13 +52,11 @@ def test_server_killed_mid_run_then_resumed(tmp_path):
     assert 8 <= done_before < requests and first.engine_errors > 0
     assert first.engine_errors + done_before == requests  # every request is accounted for, none crashed the run
 
-    # A new server on another port: the address is transport, not identity, so nothing is recomputed.
-    second_server = VllmServer(tmp_path / "second.log").wait_ready()
-    try:
-        config_b = ModelConfig.load(str(hosted_config_file(tmp_path / "b.toml", second_server.base_url)))
-        second = Pipeline(config_b, store).score(loaded)
-    finally:
-        second_server.stop()
+    # Another server on another port (the session's): the address is transport, not identity, so
+    # nothing is recomputed.
+    assert vllm_server.base_url != first_server.base_url
+    config_b = ModelConfig.load(str(hosted_config_file(tmp_path / "b.toml", vllm_server.base_url)))
+    second = Pipeline(config_b, store).score(loaded)
     assert second.run_dir == first.run_dir and second.resumed
     assert second.requests_reused == done_before and second.requests_sent == requests - done_before
     assert second.engine_errors == 0 and not second.failed_summaries

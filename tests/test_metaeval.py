@@ -96,6 +96,43 @@ def test_binary_agreement_by_hand():
     assert result["balanced_accuracy"].low <= 2 / 3 <= result["balanced_accuracy"].high
 
 
+def test_binary_agreement_counts_give_sklearns_numbers_exactly_undefined_included():
+    """The bootstrap's counted metrics against sklearn's scorers on random labels, small and one-sided
+    samples included (where a measure is undefined, both say so)."""
+    import warnings
+
+    import numpy as np
+    from sklearn import metrics
+
+    from scaffold_local.metaeval.agreement import _BINARY_METRICS, _confusion
+
+    def sklearn_value(name, t, p):
+        scorer = {"balanced_accuracy": metrics.balanced_accuracy_score, "cohen_kappa": metrics.cohen_kappa_score,
+                  "precision_present": lambda a, b: metrics.precision_score(a, b, zero_division=np.nan),
+                  "recall_present": lambda a, b: metrics.recall_score(a, b, zero_division=np.nan),
+                  "accuracy": metrics.accuracy_score}[name]
+        if name == "balanced_accuracy" and len(set(t)) < 2:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = float(scorer(t, p))
+        return None if np.isnan(value) else value
+
+    rng = np.random.default_rng(0)
+    undefined = 0
+    for _ in range(400):
+        size = int(rng.integers(1, 20))
+        t, p = (rng.random(size) < rng.random()).astype(int), (rng.random(size) < rng.random()).astype(int)
+        counts = _confusion(t.astype(bool), p.astype(bool))
+        for name, metric in _BINARY_METRICS.items():
+            expected = sklearn_value(name, t, p)
+            assert metric(*counts) == expected, (name, t.tolist(), p.tolist())
+            undefined += expected is None
+    assert undefined > 20  # the one-sided cases were drawn
+    with pytest.raises(ValueError, match="labels 0 and 1"):
+        binary_agreement([0, 2], [0, 1], ["d1", "d2"])
+
+
 def test_calibration_by_hand():
     truth = [1, 1, 0, 0, 1, 0, 1, 0]
     probability = [0.95, 0.85, 0.15, 0.05, 0.95, 0.15, 0.85, 0.05]

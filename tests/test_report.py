@@ -164,7 +164,7 @@ def test_report_of_a_real_run_renders_offline_in_chromium(tmp_path):
              for d in first_two]
     data = write_jsonl(tmp_path / "news-hostile.jsonl", rows)
     store = tmp_path / "store"
-    scored = subprocess.run([sys.executable, "-m", "scaffold_local.cli", "score", str(data), "-m", "smollm2-135m-transformers",
+    scored = subprocess.run([sys.executable, "-m", "scaffold_local.cli", "score", str(data), "-m", "smollm2-135m-llama-cpp",
                              "--store", str(store)],
                             capture_output=True, text=True, timeout=1200, env={**os.environ})
     assert scored.returncode == 0, failure_message(scored.stderr)
