@@ -52,9 +52,11 @@ def run(command: list[str], log: Path) -> float:
 
 
 TASKS = ("check-judge", *SAMPLES)
-RESULT_KEYS = {"check-judge": "check_judge", "realsumm-alignment": "realsumm", "frank": "frank", "summeval": "summeval"}
-RESULT_FILES = {"realsumm-alignment": "realsumm-alignment.json", "frank": "frank-faithfulness.json",
-                "summeval": "summeval-correlation.json"}
+RESULTS = {  # task: (key in a row, the meta-eval result file it is read from)
+    "realsumm-alignment": ("realsumm", "realsumm-alignment.json"),
+    "frank": ("frank", "frank-faithfulness.json"),
+    "summeval": ("summeval", "summeval-correlation.json"),
+}
 
 
 def measure_row(config: str, method: int, args: argparse.Namespace, tasks: tuple[str, ...] = TASKS,
@@ -75,7 +77,8 @@ def measure_row(config: str, method: int, args: argparse.Namespace, tasks: tuple
         else:
             row["seconds"][task] = run([*CLI, "meta-eval", task, *common, "--data", str(args.data), "--split", "test",
                                         "--seed", str(args.seed), *SAMPLES[task], "--out", str(out)], log)
-            row[RESULT_KEYS[task]] = json.loads((out / RESULT_FILES[task]).read_text())
+            key, file = RESULTS[task]
+            row[key] = json.loads((out / file).read_text())
         row["measured_on"][task] = cpu_info()
         row.setdefault("commands", {})[task] = "python benchmarks/judges.py " + shlex.join(sys.argv[1:])
     if "summeval" in tasks:
@@ -116,11 +119,11 @@ def _machine(cpu: dict[str, Any] | None) -> str:
     return f"{cpu.get('model') or 'a CPU'} ({cpu['cores']} cores; {', '.join(cpu.get('features') or ['no AVX2'])})"
 
 
-def markdown(rows: list[dict[str, Any]], command: str) -> str:
+def markdown(rows: list[dict[str, Any]]) -> str:
     head = ["judge (method version)", "check-judge: balanced accuracy / AUROC", "REALSumm: balanced accuracy",
             "REALSumm: AUROC of P(kept)", "FRANK: balanced accuracy", "SummEval system-level Spearman: FC-relevance",
             "F-consistency", "engine s per summary (SummEval: full method, extraction included)"]
-    commands = dict.fromkeys(c for r in rows for c in (r.get("commands") or {"": command}).values())
+    commands = dict.fromkeys(c for r in rows for c in r["commands"].values())
     lines = [*(f"`{c}`" for c in commands), "", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in rows:
         check = r["check_judge"]
@@ -154,8 +157,8 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
                   + ". Intervals: 95%, bootstrap over documents."]
         machines: dict[str, list[str]] = {}
         for r in rows:
-            for task in TASKS:
-                machine = _machine((r.get("measured_on") or {}).get(task) or r.get("cpu"))
+            for task in r["seconds"]:  # the tasks this row measured
+                machine = _machine(r.get("measured_on", {}).get(task))
                 machines.setdefault(machine, []).append(f"{r['judge']} v{r['method_version']} {task}")
         lines += ["", "Measured on (engine seconds compare only within one machine): "
                   + "; ".join(f"{m}: {', '.join(names)}" for m, names in machines.items()) + "."]
@@ -179,14 +182,14 @@ def main() -> None:
     kept = {}
     if args.merge and args.out.with_suffix(".json").is_file():
         kept = {(r["judge"], r["method_version"]): r for r in json.loads(args.out.with_suffix(".json").read_text())}
+    order = {row: i for i, row in enumerate(ROWS)}
     for config, method in rows:
         print(f"{config} method v{method}: {', '.join(tasks)} ...", flush=True)
         kept[(config, method)] = measure_row(config, method, args, tasks, kept.get((config, method)))
-        order = {row: i for i, row in enumerate(ROWS)}
         measured = sorted(kept.values(), key=lambda r: order.get((r["judge"], r["method_version"]), len(order)))
         # written after every row, so a long invocation stopped part-way keeps what it measured
         args.out.with_suffix(".json").write_text(json.dumps(measured, indent=1))
-    table = markdown(measured, "python benchmarks/judges.py " + shlex.join(sys.argv[1:]))
+    table = markdown(measured)
     print(table)
     args.out.with_suffix(".md").write_text(table)
 
