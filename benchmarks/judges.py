@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scaffold_local.metaeval.agreement import OTHERS, OWN_SUMMARIES
 from scaffold_local.provenance import cpu_info
 
 CPU_JUDGE = "qwen2.5-coder-1.5b-llama-cpp"
@@ -91,8 +92,9 @@ def measure_row(config: str, method: int, args: argparse.Namespace, tasks: tuple
 
 
 def _agreement(result: dict, source_prefix: str, measure: str = "balanced_accuracy") -> str:
-    found = next((r for r in result["tables"]["agreement"]
-                  if r["source"].startswith(source_prefix) and r["measure"] == measure), None)
+    """Against the human ceiling's own references, so that the judge, word overlap and the ceiling compare."""
+    found = next((r for r in result["tables"]["agreement"] if r["source"].startswith(source_prefix)
+                  and r.get("reference") == OTHERS and r["measure"] == measure), None)
     return _estimate(found["value"], found["low95"], found["high95"]) if found else "-"
 
 
@@ -103,9 +105,11 @@ def _estimate(value: float | None, low: float | None = None, high: float | None 
 
 
 def _spearman(result: dict, metric: str, human: str) -> str:
-    found = next((r for r in result["tables"]["correlation"]
-                  if (r["level"], r["metric"], r["human"]) == ("system", metric, human)), None)
-    return "-" if found is None else _estimate(found["spearman"]) + f" (n={found['n']})"
+    # Each system's own summaries: the sample draws 8 of 16 systems per document, so no document has them all.
+    found = next((r for r in result["tables"]["correlation"] if r.get("aggregation") == OWN_SUMMARIES
+                  and (r["level"], r["metric"], r["human"]) == ("system", metric, human)), None)
+    return "-" if found is None else \
+        _estimate(found["spearman"], found.get("spearman_low95"), found.get("spearman_high95")) + f" (n={found['n']})"
 
 
 def _auroc(result: dict) -> str:
@@ -120,9 +124,11 @@ def _machine(cpu: dict[str, Any] | None) -> str:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    head = ["judge (method version)", "check-judge: balanced accuracy / AUROC", "REALSumm: balanced accuracy",
-            "REALSumm: AUROC of P(kept)", "FRANK: balanced accuracy", "SummEval system-level Spearman: FC-relevance",
-            "F-consistency", "engine s per summary (SummEval: full method, extraction included)"]
+    head = ["judge (method version)", "check-judge: balanced accuracy / AUROC",
+            "REALSumm: balanced accuracy (vs the majority of the other annotators, as the ceiling)",
+            "REALSumm: AUROC of P(kept)", "FRANK: balanced accuracy (as REALSumm)",
+            "SummEval system-level Spearman (system means over their own summaries): FC-relevance", "F-consistency",
+            "engine s per summary (SummEval: full method, extraction included)"]
     commands = dict.fromkeys(c for r in rows for c in r["commands"].values())
     lines = [*(f"`{c}`" for c in commands), "", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in rows:

@@ -81,9 +81,73 @@ def eval_data(root: Path) -> Path:
 
 
 def test_majority_of_the_others_by_hand():
-    # Annotators [[1,0],[1,1],[1,0]]: a0 against the others' majority [1, 0] ...
-    pairs = majority_of_others([[1, 0], [1, 1], [1, 0]])
-    assert pairs == [(1, 1), (0, 0), (1, 1), (1, 0), (1, 1), (0, 0)]  # ... a tie of the two others counts as 0
+    # Annotators [[1,0],[1,1],[1,0]]: item 0 unanimous; item 1 split 0/1/0
+    pairs, ties = majority_of_others([[1, 0], [1, 1], [1, 0]])
+    # (item, held-out annotator's label, the others' majority); a0 and a2 held out on item 1 leave a 1-1 tie
+    # among the others: no reference there, dropped and counted (never read as 0)
+    assert pairs == [(0, 1, 1), (0, 1, 1), (1, 1, 0), (0, 1, 1)]
+    assert ties == 2
+
+
+def test_the_judge_is_scored_on_the_human_ceilings_references():
+    """A judge that copies the majority of all annotators scores 1.0 against it, but not against the
+    references the human ceiling uses (each annotator held out against the majority of the others),
+    and on those it is scored on exactly the ceiling's (annotator, item) pairs, ties dropped alike."""
+    from scaffold_local.metaeval.agreement import HumanReferences
+
+    humans = HumanReferences()
+    # d1: 3 annotators; item 0 unanimous present, items 1 and 2 split 2-1 absent: holding out one of
+    # the two who agree leaves the others tied (4 ties), holding out the one who disagrees does not
+    humans.add([[1, 0, 1], [1, 1, 0], [1, 0, 0]], majority=[1, 0, 0], group="d1")
+    # d2: 4 annotators; item 0 splits 2-2 (the dataset's majority: 0), item 1 is 3-1 absent
+    humans.add([[1, 0], [1, 0], [0, 0], [0, 1]], majority=[0, 0], group="d2")
+    copier = [1, 0, 0, 0, 0]  # the majority of all annotators, item by item
+    assert humans.against_all(copier)["accuracy"].value == 1.0
+    assert humans.against_all(copier)["balanced_accuracy"].value == 1.0
+    # References: d1 item 0 three times present, items 1 and 2 once absent each (4 tied dropped);
+    # d2 item 0 absent twice (holding out a 1) and present twice (holding out a 0), item 1 absent 4 times.
+    assert humans.ties == 4 and len(humans.reference) == 13
+    judge = humans.against_others(copier)
+    assert judge["accuracy"].value == pytest.approx(11 / 13)  # misses d2 item 0's two present references
+    assert judge["balanced_accuracy"].value == pytest.approx((3 / 5 + 8 / 8) / 2)
+    ceiling = humans.ceiling()
+    # The annotators against the same 13 references: d1 3 of 5 agree, d2 3 of 8
+    assert ceiling["accuracy"].value == pytest.approx(6 / 13)
+
+
+def test_summary_level_correlation_pooled_and_per_document_and_system_level_on_shared_documents():
+    """Within each document the scorer orders the summaries as people do, but documents differ in
+    level: pooled over summaries the correlation is negative, the mean of per-document ones is 1.
+    System means are taken over the documents every system has (d3 lacks C)."""
+    import numpy as np
+    from scipy import stats
+
+    from scaffold_local.metaeval.agreement import correlation_table, spearman
+
+    rows = [{"doc_id": d, "system": s, "x": x, "y": y} for d, s, x, y in [
+        ("d1", "A", 1, 10), ("d1", "B", 2, 11), ("d1", "C", 3, 12),
+        ("d2", "A", 4, 0), ("d2", "B", 5, 1), ("d2", "C", 6, 2),
+        ("d3", "A", 10, 0), ("d3", "B", 0, 100), ("d3", "C", None, 5)]]
+    table = {(r["level"], r["aggregation"]): r for r in correlation_table(rows, "x", "y", seed=0)}
+    pooled = table["summary", "pooled over summaries"]
+    x, y = [1, 2, 3, 4, 5, 6, 10, 0], [10, 11, 12, 0, 1, 2, 0, 100]
+    assert pooled["spearman"] == pytest.approx(stats.spearmanr(x, y)[0]) and pooled["spearman"] < 0
+    assert pooled["n"] == 8 and pooled["documents"] == 3
+    assert pooled["spearman_low95"] <= pooled["spearman"] <= pooled["spearman_high95"]
+    per_document = table["summary", "mean of per-document"]
+    assert [per_document[k] for k in ("pearson", "spearman", "kendall")] == pytest.approx([1.0, 1.0, 1.0])
+    assert per_document["documents"] == 2  # d3 has two scored summaries: no correlation of its own
+    assert (per_document["spearman_low95"], per_document["spearman_high95"]) == pytest.approx((1.0, 1.0))
+    shared = table["system", "over the documents every system has"]
+    # A: (1+4)/2 against (10+0)/2, B: 3.5 / 6, C: 4.5 / 7 on d1 and d2
+    assert shared["spearman"] == pytest.approx(1.0) and shared["n"] == 3 and shared["documents"] == 2
+    own = table["system", "over each system's own summaries"]
+    # d3 counted for A and B only flips the order: A 5 / 3.33, B 2.33 / 37.3, C 4.5 / 7
+    assert own["spearman"] == pytest.approx(-1.0) and own["documents"] == 3
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        a, b = rng.integers(0, 4, 9).astype(float), rng.random(9)
+        assert spearman(a, b) == pytest.approx(stats.spearmanr(a, b)[0])  # ties ranked alike
 
 
 def test_binary_agreement_by_hand():
@@ -157,10 +221,18 @@ def test_meta_eval_adapters_on_files_in_the_shared_shape(tmp_path):
     alignment = json.loads((out / "realsumm-alignment.json").read_text())
     assert alignment["items"] == 10 and alignment["failed"] == 0
     sources = {r["source"] for r in alignment["tables"]["agreement"]}
-    assert sources == {"judge", "human ceiling (annotator vs majority of the others)", "word overlap >= 0.5"}
+    assert sources == {"human ceiling: annotator vs majority of the other annotators",
+                       "judge vs majority of the other annotators", "judge vs majority of all annotators",
+                       "word overlap >= 0.5 vs majority of the other annotators",
+                       "word overlap >= 0.5 vs majority of all annotators"}
     ceiling = {r["measure"]: r for r in alignment["tables"]["agreement"] if r["source"].startswith("human")}
-    assert ceiling["balanced_accuracy"]["items"] == 30  # 3 annotators x 10 (summary, fact) items
-    judge = {r["measure"]: r["value"] for r in alignment["tables"]["agreement"] if r["source"] == "judge"}
+    # 3 annotators x 10 (summary, fact) items, less the 8 where the two others split 1-1
+    assert ceiling["balanced_accuracy"]["items"] == 22 and ceiling["balanced_accuracy"]["tied_references_dropped"] == 8
+    comparable = {r["measure"]: r for r in alignment["tables"]["agreement"]
+                  if r["source"] == "judge vs majority of the other annotators"}
+    assert comparable["balanced_accuracy"]["items"] == 22 and comparable["balanced_accuracy"]["tied_references_dropped"] == 8
+    judge = {r["measure"]: r["value"] for r in alignment["tables"]["agreement"]
+             if r["source"] == "judge vs majority of all annotators"}
     # The responder infers a fact when a summary sentence holds 60% of its content words: it finds
     # F1 in factory/a, F2 and F3 in factory/b, F1 in library/a and misses library/b's paraphrase.
     assert judge["recall_present"] == pytest.approx(4 / 5) and judge["precision_present"] == 1.0
@@ -168,18 +240,26 @@ def test_meta_eval_adapters_on_files_in_the_shared_shape(tmp_path):
 
     frank = json.loads((out / "frank-faithfulness.json").read_text())
     assert frank["items"] == 4  # sentences
-    frank_judge = {r["measure"]: r["value"] for r in frank["tables"]["agreement"] if r["source"] == "judge"}
+    frank_judge = {r["measure"]: r["value"] for r in frank["tables"]["agreement"]
+                   if r["source"] == "judge vs majority of all annotators"}
     assert frank_judge["recall_present"] == 1.0  # both erroneous sentences caught ("present" = an error)
 
     extraction = json.loads((out / "realsumm-extraction.json").read_text())
     assert {r["rule"] for r in extraction["tables"]["coverage"]} == {"judge", "lexical"}
     summeval = json.loads((out / "summeval-correlation.json").read_text())
-    assert summeval["items"] == 6 and {r["level"] for r in summeval["tables"]["correlation"]} == {"summary", "system"}
-    # ROUGE-L against the reference orders the systems M1 (the reference itself) > M3 > M2, as relevance does.
-    lexical = next(r for r in summeval["tables"]["correlation"]
-                   if (r["level"], r["metric"], r["human"]) == ("system", "rouge_l", "relevance"))
-    assert lexical["spearman"] == pytest.approx(1.0) and lexical["n"] == 3
-    assert "balanced accuracy: judge" in result.output
+    assert summeval["items"] == 6 and {(r["level"], r["aggregation"]) for r in summeval["tables"]["correlation"]} == {
+        ("summary", "pooled over summaries"), ("summary", "mean of per-document"),
+        ("system", "over the documents every system has"), ("system", "over each system's own summaries")}
+    # ROUGE-L against the reference orders the systems M1 (the reference itself) > M3 > M2, as relevance does,
+    # in both documents.
+    lexical = {r["aggregation"]: r for r in summeval["tables"]["correlation"] if (r["metric"], r["human"]) == ("rouge_l", "relevance")}
+    assert lexical["over the documents every system has"]["spearman"] == pytest.approx(1.0)
+    assert lexical["over the documents every system has"]["n"] == 3
+    assert lexical["mean of per-document"]["spearman"] == pytest.approx(1.0)
+    assert lexical["mean of per-document"]["documents"] == 2
+    assert "vs the majority of the other annotators (the human ceiling's references" in result.output
+    assert "rouge_l with relevance: Spearman summary-level pooled over summaries" in result.output
+    assert "; summary-level mean of per-document 1.000 [1.000, 1.000] (6 summaries, 2 documents);" in result.output
 
     missing = runner.invoke(app, ["meta-eval", "frank", "-m", str(RESPONDER_CONFIG), "--data", str(tmp_path / "nowhere"),
                                   "--store", str(tmp_path / "store")])

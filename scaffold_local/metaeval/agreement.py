@@ -1,12 +1,26 @@
 """Agreement of judge decisions with human labels, with intervals that respect how the data is
 grouped: the bootstrap resamples documents (every item of a resampled document comes along), so
-the many items of one document do not pass for independent evidence."""
+the many items of one document do not pass for independent evidence.
+
+The human ceiling and the judge stand on the same footing (`HumanReferences`): each annotator is
+held out in turn against the majority of the other annotators, a tie among the others leaves no
+reference (dropped and counted, never read as 0), and the judge and the baselines are scored
+against exactly those references, pooled over the held-out annotators: every (annotator, item)
+reference counts once (REALSumm has 3 or 4 crowd workers per summary, so a position in the list is
+no fixed person to average over). The majority of all annotators (the dataset's own label; a 2-2
+tie is 0 there) is kept as a second reference, labelled as such.
+
+Correlations with human scores are reported as the field does (`correlation_table`): at summary
+level pooled over all summaries and as the mean of per-document correlations (SummEval, G-Eval),
+at system level over system means on the documents where every system has a value (and, for
+samples that draw some systems per document, over each system's own summaries), each with
+Spearman's 95% interval from resampling documents."""
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -107,16 +121,65 @@ def binary_agreement(truth: Sequence[int], predicted: Sequence[int], groups: Seq
     return out
 
 
-def majority_of_others(per_annotator: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
-    """(one annotator's label, the majority of the others' labels) for every annotator and item: the
-    human ceiling's pairs. A tie among the others counts as 0, as the datasets' own majorities do."""
+OTHERS = "majority of the other annotators"  # the human ceiling's references, ties among the others dropped
+ALL = "majority of all annotators"  # the dataset's own label per item
+
+
+def majority_of_others(per_annotator: Sequence[Sequence[int]]) -> tuple[list[tuple[int, int, int]], int]:
+    """(item, one annotator's label, the majority of the other annotators' labels) for every annotator
+    and item where the others do not tie, and how many tied references were dropped: a tie has no
+    majority (read as 0, the reference of 3 annotators' ceiling was an AND of the other two)."""
     labels = np.asarray(per_annotator)
-    pairs: list[tuple[int, int]] = []
+    pairs: list[tuple[int, int, int]] = []
+    ties = 0
     for a in range(labels.shape[0]):
         others = np.delete(labels, a, axis=0)
-        majority = (2 * others.sum(axis=0) > others.shape[0]).astype(int)
-        pairs.extend(zip(labels[a].tolist(), majority.tolist()))
-    return pairs
+        present = 2 * others.sum(axis=0)
+        for item in range(labels.shape[1]):
+            if present[item] == others.shape[0]:
+                ties += 1
+            else:
+                pairs.append((item, int(labels[a, item]), int(present[item] > others.shape[0])))
+    return pairs, ties
+
+
+@dataclass
+class HumanReferences:
+    """Every item's human labels, so that the judge, a baseline and the human ceiling are scored
+    against the same references (see the module's docstring)."""
+
+    majority: list[int] = field(default_factory=list)  # per item: the majority of all annotators
+    groups: list[str] = field(default_factory=list)  # per item: its document
+    item: list[int] = field(default_factory=list)  # per reference: the item it is of
+    held_out: list[int] = field(default_factory=list)  # per reference: the held-out annotator's label
+    reference: list[int] = field(default_factory=list)  # per reference: the majority of the others
+    ties: int = 0  # references dropped because the others tied
+
+    def add(self, per_annotator: Sequence[Sequence[int]], majority: Sequence[int], group: str) -> None:
+        """One summary's items: each annotator's labels, and the dataset's majority label per item."""
+        pairs, ties = majority_of_others(per_annotator)
+        offset = len(self.majority)
+        self.majority += majority
+        self.groups += [group] * len(majority)
+        self.item += [offset + i for i, _, _ in pairs]
+        self.held_out += [a for _, a, _ in pairs]
+        self.reference += [r for _, _, r in pairs]
+        self.ties += ties
+
+    def ceiling(self, seed: int = 0) -> dict[str, Estimate]:
+        """Each annotator against the majority of the others."""
+        return binary_agreement(self.reference, self.held_out, self._reference_groups(), seed)
+
+    def against_others(self, predicted: Sequence[int], seed: int = 0) -> dict[str, Estimate]:
+        """Per-item decisions against the ceiling's references: each item's decision once per reference of it."""
+        return binary_agreement(self.reference, np.asarray(predicted)[self.item].tolist(), self._reference_groups(), seed)
+
+    def against_all(self, predicted: Sequence[int], seed: int = 0) -> dict[str, Estimate]:
+        """Per-item decisions against the majority of all annotators."""
+        return binary_agreement(self.majority, predicted, self.groups, seed)
+
+    def _reference_groups(self) -> list[str]:
+        return [self.groups[i] for i in self.item]
 
 
 def correlations(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> dict[str, Any]:
@@ -128,6 +191,103 @@ def correlations(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarra
         return {"pearson": None, "spearman": None, "kendall": None, "n": len(a)}
     return {"pearson": float(stats.pearsonr(a, b)[0]), "spearman": float(stats.spearmanr(a, b)[0]),
             "kendall": float(stats.kendalltau(a, b)[0]), "n": len(a)}
+
+
+POOLED = "pooled over summaries"
+PER_DOCUMENT = "mean of per-document"
+SHARED_DOCUMENTS = "over the documents every system has"
+OWN_SUMMARIES = "over each system's own summaries"
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Spearman's rho as scipy computes it (Pearson's r of average ranks), without scipy's input checks,
+    which took 20 times as long: the bootstrap computes it a thousand times per estimate."""
+    if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return None
+    ra, rb = _average_ranks(a), _average_ranks(b)
+    ra, rb = ra - ra.mean(), rb - rb.mean()
+    return float(ra @ rb / np.sqrt((ra @ ra) * (rb @ rb)))
+
+
+def _average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks, tied values sharing their mean rank (scipy's rankdata, method "average")."""
+    order = values.argsort(kind="stable")
+    ordered = values[order]
+    run = np.empty(len(values), dtype=int)  # which run of equal values each sorted position is in
+    run[0] = 0
+    np.cumsum(ordered[1:] != ordered[:-1], out=run[1:])
+    last = np.bincount(run).cumsum()  # the rank of each run's last member
+    ranks = np.empty(len(values))
+    ranks[order] = (last - (np.bincount(run) - 1) / 2)[run]
+    return ranks
+
+
+def correlation_table(rows: Sequence[dict[str, Any]], x: str, y: str, seed: int = 0,
+                      systems: bool = True) -> list[dict[str, Any]]:
+    """Pearson, Spearman and Kendall of `x` with `y` over rows (one per summary, with doc_id and system;
+    None is no value), each row with Spearman's 95% interval from resampling documents and the number
+    of documents it rests on: summary level pooled over summaries, and the mean of per-document
+    correlations (over documents with 3 or more scored summaries that vary); with `systems`, system
+    level over system means on the documents where every system has both values, and over each
+    system's own summaries (the only one defined when a sample draws some systems per document)."""
+    scored = [r for r in rows if _has_value(r[x]) and _has_value(r[y])]
+    a, b = np.array([r[x] for r in scored], dtype=float), np.array([r[y] for r in scored], dtype=float)
+    documents = np.array([r["doc_id"] for r in scored], dtype=str)
+    pooled = grouped_bootstrap(lambda idx: spearman(a[idx], b[idx]), documents.tolist(), seed)
+    out = [{"level": "summary", "aggregation": POOLED, **correlations(a, b), "documents": len(set(documents)),
+            **_spearman_interval(pooled)}]
+    per_document = {d: correlations(a[documents == d], b[documents == d]) for d in dict.fromkeys(documents.tolist())}
+    defined = [d for d, c in per_document.items() if c["spearman"] is not None]
+    rho = np.array([per_document[d]["spearman"] for d in defined])
+    mean_rho = grouped_bootstrap(lambda idx: float(rho[idx].mean()) if len(idx) else None, defined, seed)
+    out.append({"level": "summary", "aggregation": PER_DOCUMENT,
+                **{k: float(np.mean([per_document[d][k] for d in defined])) if defined else None
+                   for k in ("pearson", "spearman", "kendall")},
+                "n": sum(per_document[d]["n"] for d in defined), "documents": len(defined),
+                **_spearman_interval(mean_rho)})
+    if systems:
+        names = sorted({r["system"] for r in rows})
+        code = np.array([names.index(r["system"]) for r in scored], dtype=int)
+        complete = [d for d in dict.fromkeys(documents.tolist()) if len(set(code[documents == d])) == len(names)]
+        shared = np.isin(documents, complete)
+        out.append(_system_row(SHARED_DOCUMENTS, a[shared], b[shared], code[shared], documents[shared], len(names), seed))
+        out.append({**out[-1], "aggregation": OWN_SUMMARIES} if shared.all() else  # the same summaries: the same row
+                   _system_row(OWN_SUMMARIES, a, b, code, documents, len(names), seed))
+    return out
+
+
+def describe_spearman(rows: Sequence[dict[str, Any]]) -> str:
+    """Spearman's rho of correlation_table rows (one scorer against one human score) in words, each
+    with what it is computed over; Pearson and Kendall are in the table."""
+    parts = []
+    for row in rows:
+        counted = f"{row['n']} summaries" if row["level"] == "summary" else f"{row['n']} systems"
+        rho = Estimate(row["spearman"], row["spearman_low95"], row["spearman_high95"])
+        parts.append(f"{row['level']}-level {row['aggregation']} {rho} ({counted}, {row['documents']} documents)")
+    return "Spearman " + "; ".join(parts)
+
+
+def _has_value(value: float | None) -> bool:
+    return value is not None and not np.isnan(value)
+
+
+def _spearman_interval(estimate: tuple[float | None, float | None, float | None]) -> dict[str, float | None]:
+    return {"spearman_low95": estimate[1], "spearman_high95": estimate[2]}
+
+
+def _system_means(a: np.ndarray, b: np.ndarray, code: np.ndarray, systems: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each system's mean of a and of b (systems without a summary here left out)."""
+    count = np.bincount(code, minlength=systems)
+    seen = count > 0
+    return (np.bincount(code, a, systems)[seen] / count[seen], np.bincount(code, b, systems)[seen] / count[seen])
+
+
+def _system_row(aggregation: str, a: np.ndarray, b: np.ndarray, code: np.ndarray, documents: np.ndarray,
+                systems: int, seed: int) -> dict[str, Any]:
+    estimate = grouped_bootstrap(lambda idx: spearman(*_system_means(a[idx], b[idx], code[idx], systems)),
+                                 documents.tolist(), seed)
+    return {"level": "system", "aggregation": aggregation, **correlations(*_system_means(a, b, code, systems)),
+            "documents": len(set(documents.tolist())), **_spearman_interval(estimate)}
 
 
 @dataclass

@@ -1,8 +1,12 @@
 """FRANK (CNN/DM + XSum, per-sentence factual-error labels from 3 annotators): the judge's
-per-sentence error / no error against the human majority, beside the human ceiling (each annotator
-against the majority of the other two) and a word-overlap baseline (a sentence with less than
-`OVERLAP_SUPPORTED` of its content words in the document is an error). The summary is given to the
-judge as FRANK's own sentences, one per line, so sentence i is FRANK's sentence i; a summary our
+per-sentence error / no error and a word-overlap baseline (a sentence with less than
+`OVERLAP_SUPPORTED` of its content words in the document is an error) against the human ceiling's
+references (each annotator held out against the majority of the other two, ties dropped) beside
+the ceiling itself, and against the majority of all three (`agreement.HumanReferences`); the
+judge's F per summary against FRANK's Factuality, pooled over summaries and as the mean of
+per-document correlations (table `f_correlation`: `agreement.correlation_table`; no system level:
+CNN/DM and XSum documents hold different systems, each document 1 to 5 of them). The summary is given to the judge
+as FRANK's own sentences, one per line, so sentence i is FRANK's sentence i; a summary our
 splitter would cut differently is left out and counted."""
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from ..method import NO_ERROR
 from ..pipeline import Pipeline
 from ..schemas import Scaffold
 from ..text import overlap
-from .agreement import binary_agreement, correlations, majority_of_others
+from .agreement import HumanReferences, correlation_table, describe_spearman
 from .realsumm import document_of
 from .results import MetaEvalResult
 
@@ -40,7 +44,7 @@ def faithfulness(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
             plans.append((doc, summary, document, planned))
     records, _ = pipeline.answer([p for *_, planned in plans for p in planned], "checking sentences")
 
-    truth, judged, lexical, groups, ceiling, ceiling_groups, summary_rows = [], [], [], [], [], [], []
+    humans, judged, lexical, summary_rows = HumanReferences(), [], [], []
     failed = 0
     for _, summary, document, planned in plans:
         record = pipeline.judge.by_kind(planned, records).get("faithfulness")
@@ -49,34 +53,20 @@ def faithfulness(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
             failed += len(majority)
             continue
         errors = [int(record.parsed[f"S{i}"]["category"] != NO_ERROR) for i in range(1, len(majority) + 1)]
-        truth += majority
+        humans.add(summary["human"]["sentence_error_per_annotator"], majority, document.doc_id)
         judged += errors
         lexical += [int(overlap(s, document.text) < OVERLAP_SUPPORTED) for s in summary["sentences"]]
-        groups += [document.doc_id] * len(majority)
-        pairs = majority_of_others(summary["human"]["sentence_error_per_annotator"])
-        ceiling += pairs
-        ceiling_groups += [document.doc_id] * len(pairs)
         summary_rows.append({"doc_id": document.doc_id, "system": summary["system"],
                              "judge_f": 1 - float(np.mean(errors)),
                              "human_factuality": summary["human"]["frank_summary_scores"]["Factuality"]})
 
-    result = MetaEvalResult("frank-faithfulness", pipeline.config.name, len(docs), len(truth), failed)
-    judge = binary_agreement(truth, judged, groups, seed)  # "present" here: a factual error
-    result.agreement_rows("judge", judge, len(truth))
-    human = binary_agreement([m for _, m in ceiling], [a for a, _ in ceiling], ceiling_groups, seed)
-    result.agreement_rows("human ceiling (annotator vs majority of the other two)", human, len(ceiling))
-    baseline = binary_agreement(truth, lexical, groups, seed)
-    result.agreement_rows(f"word overlap with the document < {OVERLAP_SUPPORTED}", baseline, len(truth))
+    result = MetaEvalResult("frank-faithfulness", pipeline.config.name, len(docs), len(judged), failed)
+    result.human_agreement('sentence errors ("present": an error)', humans,
+                           {"judge": judged, f"word overlap with the document < {OVERLAP_SUPPORTED}": lexical}, seed)
     result.tables["f_per_summary"] = summary_rows
-    f_corr = correlations([r["judge_f"] for r in summary_rows], [r["human_factuality"] for r in summary_rows])
-    result.tables["f_correlation"] = [{"level": "summary", **f_corr}]
-    result.summary = [
-        f"error detection, balanced accuracy: judge {judge['balanced_accuracy']}, "
-        f"word overlap {baseline['balanced_accuracy']}",
-        f"Cohen's kappa: judge {judge['cohen_kappa']}, word overlap {baseline['cohen_kappa']}",
-        f"human ceiling: balanced accuracy {human['balanced_accuracy']}, kappa {human['cohen_kappa']}",
-        f"summary-level correlation of F with FRANK Factuality: spearman "
-        f"{'undefined' if f_corr['spearman'] is None else format(f_corr['spearman'], '.3f')} (n={f_corr['n']})",
+    result.tables["f_correlation"] = correlation_table(summary_rows, "judge_f", "human_factuality", seed, systems=False)
+    result.summary += [
+        f"F with FRANK Factuality: {describe_spearman(result.tables['f_correlation'])}",
         f"summaries left out because our splitter cuts FRANK's sentences differently: {mismatched}",
     ]
     return result

@@ -2,9 +2,11 @@
 
 Alignment: the human key facts are the scaffold (no extraction, every fact a main point, none
 dropped as a duplicate so fact i is the human's SCU i); the judge's inferred / not inferred per
-(summary, key fact) is compared with the human majority, beside the human ceiling (each annotator
-against the majority of the others) and a word-overlap baseline on the same items; the judge's FC
-per summary is correlated with the human LitePyramid recall, per summary and per system.
+(summary, key fact) and a word-overlap baseline on the same items are compared with the human
+ceiling's references (each annotator held out against the majority of the others, ties dropped)
+beside the ceiling itself, and with the majority of all annotators (`agreement.HumanReferences`);
+the judge's FC per summary is correlated with the human LitePyramid recall (table
+`fc_correlation`, one row per scorer, level and aggregation: `agreement.correlation_table`).
 
 Extraction: the judge's own extracted facts against the human key facts, matched both ways by the
 judge itself (a human fact is covered when the judge infers it from the list of extracted facts;
@@ -28,7 +30,7 @@ from ..records import Record
 from ..requests import PlannedRequest
 from ..schemas import Fact, Scaffold
 from ..text import normalize, overlap, sha256_text
-from .agreement import binary_agreement, calibration, correlations, grouped_bootstrap, majority_of_others
+from .agreement import HumanReferences, calibration, correlation_table, describe_spearman, grouped_bootstrap
 from .results import MetaEvalResult
 
 OVERLAP_PRESENT = 0.5  # word-overlap baseline and fallback: share of a fact's content words found
@@ -67,15 +69,12 @@ def _inferred(pipeline: Pipeline, record: Record | None, n_facts: int) -> list[i
 
 @dataclass
 class _Items:
-    """The (summary, key fact) items with the judge's verdict, the human label and the baselines."""
+    """The (summary, key fact) items with the judge's verdict, the human labels and the baseline."""
 
-    truth: list[int] = field(default_factory=list)
+    humans: HumanReferences = field(default_factory=HumanReferences)
     judged: list[int] = field(default_factory=list)
     lexical: list[int] = field(default_factory=list)
-    groups: list[str] = field(default_factory=list)
     confident: list[tuple[int, float, str]] = field(default_factory=list)  # (human label, P(kept), document)
-    ceiling: list[tuple[int, int]] = field(default_factory=list)  # (annotator, majority of the others)
-    ceiling_groups: list[str] = field(default_factory=list)
     fc_rows: list[dict[str, Any]] = field(default_factory=list)
     failed: int = 0
 
@@ -83,16 +82,12 @@ class _Items:
             confidence: dict[str, float] | None) -> None:
         human = summary["human"]["scu_presence"]
         lexical = [int(overlap(fact, summary["summary"]) >= OVERLAP_PRESENT) for fact in doc["keyfacts"]]
-        self.truth += human
+        self.humans.add(summary["human"]["scu_presence_per_annotator"], human, doc_id)
         self.judged += verdicts
         self.lexical += lexical
-        self.groups += [doc_id] * len(human)
         if confidence:
             self.confident += [(label, confidence[f"F{i}"], doc_id)
                                for i, label in enumerate(human, 1) if f"F{i}" in confidence]
-        pairs = majority_of_others(summary["human"]["scu_presence_per_annotator"])
-        self.ceiling += pairs
-        self.ceiling_groups += [doc_id] * len(pairs)
         self.fc_rows.append({"doc_id": doc_id, "system": summary["system"], "judge_fc": float(np.mean(verdicts)),
                              "lexical_fc": float(np.mean(lexical)),
                              "human_litepyramid": summary["human"]["litepyramid_recall"]})
@@ -120,24 +115,15 @@ def alignment(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> 
 
 
 def _alignment_result(judge: str, documents: int, items: _Items, seed: int) -> MetaEvalResult:
-    result = MetaEvalResult("realsumm-alignment", judge, documents, len(items.truth), items.failed)
-    judge_agreement = binary_agreement(items.truth, items.judged, items.groups, seed)
-    result.agreement_rows("judge", judge_agreement, len(items.truth))
-    ceiling = binary_agreement([m for _, m in items.ceiling], [a for a, _ in items.ceiling], items.ceiling_groups, seed)
-    result.agreement_rows("human ceiling (annotator vs majority of the others)", ceiling, len(items.ceiling))
-    lexical_agreement = binary_agreement(items.truth, items.lexical, items.groups, seed)
-    result.agreement_rows(f"word overlap >= {OVERLAP_PRESENT}", lexical_agreement, len(items.truth))
+    result = MetaEvalResult("realsumm-alignment", judge, documents, len(items.judged), items.failed)
+    result.human_agreement("key-fact presence", items.humans,
+                           {"judge": items.judged, f"word overlap >= {OVERLAP_PRESENT}": items.lexical}, seed)
     result.tables["fc_per_summary"] = items.fc_rows
-    result.tables["fc_correlation"] = _fc_correlations(items.fc_rows)
-    result.summary = [
-        f"balanced accuracy: judge {judge_agreement['balanced_accuracy']}, "
-        f"word overlap {lexical_agreement['balanced_accuracy']}",
-        f"Cohen's kappa: judge {judge_agreement['cohen_kappa']}, word overlap {lexical_agreement['cohen_kappa']}",
-        f"human ceiling: balanced accuracy {ceiling['balanced_accuracy']}, kappa {ceiling['cohen_kappa']}",
-        *[f"{row['level']}-level correlation of FC with LitePyramid recall ({row['scorer']}): "
-          f"pearson {_f(row['pearson'])}, spearman {_f(row['spearman'])}, kendall {_f(row['kendall'])} (n={row['n']})"
-          for row in result.tables["fc_correlation"]],
-    ]
+    result.tables["fc_correlation"] = []
+    for scorer in ("judge_fc", "lexical_fc"):
+        rows = correlation_table(items.fc_rows, scorer, "human_litepyramid", seed)
+        result.tables["fc_correlation"] += [{"scorer": scorer, **row} for row in rows]
+        result.summary.append(f"{scorer} with LitePyramid recall: {describe_spearman(rows)}")
     if items.confident:
         _confidence_tables(result, items.confident, seed)
     return result
@@ -163,18 +149,6 @@ def _confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float,
 
 def _f(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
-
-
-def _fc_correlations(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    systems = sorted({r["system"] for r in rows})
-    for scorer in ("judge_fc", "lexical_fc"):
-        out.append({"level": "summary", "scorer": scorer,
-                    **correlations([r[scorer] for r in rows], [r["human_litepyramid"] for r in rows])})
-        means = [(np.mean([r[scorer] for r in rows if r["system"] == s]),
-                  np.mean([r["human_litepyramid"] for r in rows if r["system"] == s])) for s in systems]
-        out.append({"level": "system", "scorer": scorer, **correlations([m[0] for m in means], [m[1] for m in means])})
-    return out
 
 
 def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:

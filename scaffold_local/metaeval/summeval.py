@@ -1,7 +1,11 @@
 """SummEval (CNN/DM, 16 systems, expert Likert scores for coherence, consistency, fluency and
 relevance): the full method (extraction, every judgment) on the summaries, then Pearson, Spearman
-and Kendall of FC, FPS, F, EPS and the direct-score axes against each expert dimension, over
-summaries and over system means, beside ROUGE-L against the references as the lexical baseline.
+and Kendall of FC, FPS, F, EPS and the direct-score axes against each expert dimension, beside
+ROUGE-L against the references as the lexical baseline. Table `correlation` has, per metric and
+dimension, the rows of `agreement.correlation_table`: summary level pooled over summaries and as
+the mean of per-document correlations (SummEval's and G-Eval's "summary level"), system level over
+the documents where every system has a value and over each system's own summaries (a sample that
+draws some systems per document has only the latter), each with Spearman's interval over documents.
 No human ceiling: the data holds the experts' means only, not each expert's score."""
 
 from __future__ import annotations
@@ -10,12 +14,10 @@ import hashlib
 import json
 from typing import Any
 
-import numpy as np
-
 from ..data import Candidate, LoadedInput
 from ..metrics import rouge_l
 from ..pipeline import Pipeline
-from .agreement import correlations
+from .agreement import correlation_table, describe_spearman
 from .realsumm import document_of
 from .results import MetaEvalResult
 
@@ -48,21 +50,12 @@ def correlation(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -
     failed = sum(outcome.failures.values())
     result = MetaEvalResult("summeval-correlation", pipeline.config.name, len(docs), len(rows), failed)
     result.tables["per_summary"] = rows
-    table = []
-    systems = sorted({r["system"] for r in rows})
+    result.tables["correlation"] = []
+    result.summary = [f"run folder: {outcome.run_dir}", "human ceiling: not computable (the data holds expert means only)"]
     for metric in METRICS:
         for dimension in DIMENSIONS:
-            x = np.array([np.nan if r[metric] is None else r[metric] for r in rows], dtype=float)
-            y = np.array([r[f"human_{dimension}"] for r in rows], dtype=float)
-            table.append({"level": "summary", "metric": metric, "human": dimension, **correlations(x, y)})
-            of = np.array([r["system"] for r in rows])
-            sx = [float(np.nanmean(x[of == s])) if not np.isnan(x[of == s]).all() else np.nan for s in systems]
-            sy = [float(np.mean(y[of == s])) for s in systems]
-            table.append({"level": "system", "metric": metric, "human": dimension, **correlations(sx, sy)})
-    result.tables["correlation"] = table
-    result.summary = [f"run folder: {outcome.run_dir}",
-                      "human ceiling: not computable (the data holds expert means only)"] + [
-        f"{r['level']}-level spearman of {r['metric']} with {r['human']}: "
-        f"{'undefined' if r['spearman'] is None else format(r['spearman'], '.3f')} (n={r['n']})"
-        for r in table if r["metric"] in ("fc", "fps", "f", "ds", "rouge_l") and r["human"] in ("consistency", "relevance")]
+            correlated = correlation_table(rows, metric, f"human_{dimension}", seed)
+            result.tables["correlation"] += [{"metric": metric, "human": dimension, **row} for row in correlated]
+            if metric in ("fc", "fps", "f", "ds", "rouge_l") and dimension in ("consistency", "relevance"):
+                result.summary.append(f"{metric} with {dimension}: {describe_spearman(correlated)}")
     return result
