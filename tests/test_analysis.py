@@ -6,12 +6,13 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from scaffold_local.analysis.items import ItemVerdicts, drill_down
 from scaffold_local.analysis.judges import _alpha, _kappa, ranking_agreement
 from scaffold_local.analysis.length import length_effect
 from scaffold_local.analysis.metric_agreement import metric_agreement
-from scaffold_local.analysis.paired import compare
+from scaffold_local.analysis.paired import MIN_DOCUMENTS, N_RESAMPLES, compare, paired_t_test
 from scaffold_local.analysis.resolving import resolving_power
 from scaffold_local.analysis.scores import ScoreTable
 
@@ -26,17 +27,96 @@ def table(systems: list[str], **metrics: list[list[float]]) -> ScoreTable:
 
 
 def test_a_known_paired_difference():
-    # A beats B by exactly 0.1 on every document: every resample agrees.
-    t = table(["A", "B"], fps=[[0.5, 0.4], [0.7, 0.6], [0.2, 0.1], [0.9, 0.8]])
+    # A beats B by exactly 0.1 on each of 6 documents: every resample agrees, and an exact sign test
+    # (the t-test has no variance to work with) gives p = 2 / 2^6.
+    t = table(["A", "B"], fps=[[0.5, 0.4], [0.7, 0.6], [0.2, 0.1], [0.9, 0.8], [0.4, 0.3], [0.6, 0.5]])
     c = compare(t, "fps")
     means = {m.system: m for m in c.means}
-    assert means["A"].mean == pytest.approx(0.575) and means["B"].mean == pytest.approx(0.475)
+    assert means["A"].mean == pytest.approx(0.55) and means["B"].mean == pytest.approx(0.45)
     (pair,) = c.pairs
     assert (pair.a, pair.b) == ("A", "B") and pair.difference == pytest.approx(0.1)
     assert pair.low == pytest.approx(0.1) and pair.high == pytest.approx(0.1)
-    assert pair.p_a_better == 1.0 and pair.separated
+    assert pair.p_value == pytest.approx(2 / 2**6) and pair.p_holm == pair.p_value
+    assert pair.p_a_better == 1.0 and pair.separated and pair.not_assessed is None
     assert c.rank_stability == {"A": 1.0, "B": 1.0}
     assert c.leader == "A"
+
+
+def test_fewer_documents_than_the_minimum_are_never_separated():
+    # Two documents, a 0.01 difference on both: the old percentile interval was [0.01, 0.01], "separated".
+    two = compare(table(["A", "B"], fc=[[0.51, 0.50], [0.71, 0.70]]), "fc").pairs[0]
+    assert not two.separated and two.not_assessed.startswith(f"fewer than {MIN_DOCUMENTS} documents")
+    assert two.p_value == pytest.approx(0.5)  # the sign test's p for 2 documents in one direction
+    # Five documents with a clear, varying difference: significant by the t-test, yet below the minimum.
+    five = compare(table(["A", "B"], fc=[[0.9, 0.1], [0.8, 0.2], [0.9, 0.2], [0.7, 0.1], [0.8, 0.1]]), "fc").pairs[0]
+    assert five.p_value < 0.01 and not five.separated and five.not_assessed
+    # Three documents, differences 1, -1, 1: mean 1/3 +- 4.30 x 0.67, cut at the widest possible difference.
+    three = compare(table(["A", "B"], fps=[[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]), "fps").pairs[0]
+    assert (three.low, three.high) == (-1.0, 1.0)
+    # The minimum is the smallest n at which all n documents in one direction pass an exact sign test.
+    assert 2 / 2 ** (MIN_DOCUMENTS - 1) > 0.05 > 2 / 2**MIN_DOCUMENTS
+
+
+def test_separation_is_holm_adjusted_over_the_pairs_of_a_metric():
+    # Three systems, 8 documents. Paired t-test p: A - B 0.0003, A - C 0.033, B - C 0.045. Holm over
+    # the 3 pairs: 0.0008, then 0.033 x 2 = 0.066, then max(0.045 x 1, 0.066) = 0.066.
+    a, b, c = [0.9, 0.8, 0.7, 0.9, 0.6, 0.8, 0.7, 0.9], [0.5, 0.4, 0.4, 0.6, 0.5, 0.3, 0.5, 0.4], \
+        [0.6, 0.9, 0.4, 0.7, 0.6, 0.3, 0.7, 0.5]
+    pairs = compare(table(["A", "B", "C"], fps=[list(row) for row in zip(a, b, c)]), "fps").pairs
+    for pair, (x, y) in zip(pairs, [(a, b), (a, c), (b, c)]):
+        scipy_test = stats.ttest_1samp(np.subtract(x, y), 0.0)
+        assert pair.p_value == pytest.approx(scipy_test.pvalue)
+        assert (pair.low, pair.high) == pytest.approx(tuple(scipy_test.confidence_interval(0.95)))
+    raw = np.array([p.p_value for p in pairs])
+    assert [p.p_holm for p in pairs] == pytest.approx([3 * raw[0], 2 * raw[1], 2 * raw[1]])
+    assert all(p.p_value < 0.05 for p in pairs) and [p.separated for p in pairs] == [True, False, False]
+
+
+def test_p_a_better_counts_ties_as_half():
+    # The systems agree exactly on most documents, so many resamples have a mean difference of exactly 0.
+    rows = [[0.5, 0.5]] * 5 + [[1.0, 0.0], [0.0, 1.0], [1.0, 0.5]]
+    forward = compare(table(["A", "B"], fc=rows), "fc", seed=1).pairs[0]
+    backward = compare(table(["B", "A"], fc=[row[::-1] for row in rows]), "fc", seed=1).pairs[0]
+    assert (forward.a, backward.a) == ("A", "B")
+    assert forward.p_a_better + backward.p_a_better == pytest.approx(1.0, abs=1e-12)
+    assert 0.5 < forward.p_a_better < 1.0
+
+
+def null_differences(rng: np.random.Generator, case: str, n: int, simulations: int) -> np.ndarray:
+    """Paired differences of two exchangeable systems (no true difference), `simulations` x `n` documents.
+    "shares": a share of 4 items kept, each document with its own difficulty (bounded, skewed, many
+    exact ties, like FC); "normal": a document effect plus normal noise per system."""
+    if case == "shares":
+        difficulty = rng.beta(0.8, 2.0, size=(simulations, n, 1))
+        kept = rng.binomial(4, np.broadcast_to(difficulty, (simulations, n, 2))) / 4
+        return kept[..., 0] - kept[..., 1]
+    document = rng.normal(size=(simulations, n))
+    return (document + rng.normal(size=(simulations, n))) - (document + rng.normal(size=(simulations, n)))
+
+
+def null_separation_shares(seed: int = 0, simulations: int = 4000) -> list[tuple[str, int, float, float, float]]:
+    """Under no true difference, the share of pairs each rule calls separated at 95%: the percentile
+    bootstrap interval (what the report used), the paired t-test, and the t-test with the minimum
+    number of documents. Rows: (case, n, percentile, t, t with the minimum)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for case in ("shares", "normal"):
+        for n in (5, 10, 30):
+            differences = null_differences(rng, case, n, simulations)
+            counts = rng.multinomial(n, np.full(n, 1 / n), size=N_RESAMPLES)  # one set of resamples for all
+            low, high = np.quantile(differences @ counts.T / n, [0.025, 0.975], axis=1)
+            percentile = float(((low > 0) | (high < 0)).mean())
+            t_separated = paired_t_test(differences)[2] < 0.05
+            rows.append((case, n, percentile, float(t_separated.mean()), float(t_separated.mean()) * (n >= MIN_DOCUMENTS)))
+    return rows
+
+
+def test_under_no_difference_the_chosen_test_separates_about_5_percent_and_the_percentile_interval_more():
+    rows = {(case, n): shares for case, n, *shares in null_separation_shares()}
+    for (case, n), (_, t, with_minimum) in rows.items():
+        assert t <= 0.065, (case, n, t)  # 4000 simulations: a true 5% lands above 6.5% about once in 10^5
+        assert with_minimum <= t and (with_minimum == 0) == (n < MIN_DOCUMENTS)
+    assert rows["normal", 5][0] > 0.12 and rows["normal", 10][0] > 0.08  # why the percentile interval went
 
 
 def test_percentile_interval_of_two_values_by_hand():
@@ -50,7 +130,7 @@ def test_no_difference_is_not_separated_and_reruns_agree():
     first, again = compare(t, "fc", seed=3), compare(t, "fc", seed=3)
     (pair,) = first.pairs
     assert pair.difference == pytest.approx(0.0) and not pair.separated
-    assert pair.low < 0 < pair.high and 0.2 < pair.p_a_better < 0.8
+    assert pair.low < 0 < pair.high and 0.2 < pair.p_a_better < 0.8 and pair.p_value == pytest.approx(1.0)
     assert (pair.low, pair.high, pair.p_a_better) == (again.pairs[0].low, again.pairs[0].high, again.pairs[0].p_a_better)
 
 
@@ -66,13 +146,17 @@ def test_only_documents_every_system_has_a_value_for_are_compared():
 
 
 def test_resolving_power_flags_a_metric_at_its_ceiling():
-    t = table(["A", "B"], ds=[[10, 10], [10, 9], [10, 10], [9, 10]],
-              fps=[[0.9, 0.3], [0.8, 0.2], [0.7, 0.3], [0.9, 0.1]])
+    t = table(["A", "B"], ds=[[10, 10], [10, 9], [10, 10], [9, 10], [10, 10], [10, 10]],
+              fps=[[0.9, 0.3], [0.8, 0.2], [0.7, 0.3], [0.9, 0.1], [0.8, 0.2], [0.9, 0.3]])
     ds, fps = (resolving_power(t, compare(t, m)) for m in ("ds", "fps"))
-    assert ds.at_ceiling == pytest.approx(6 / 8) and ds.saturating
+    assert ds.at_ceiling == pytest.approx(10 / 12) and ds.saturating
     assert ds.spread == pytest.approx(0.0) and ds.relative_spread == pytest.approx(1.0) and ds.flat
-    assert fps.spread == pytest.approx(0.825 - 0.225) and fps.relative_spread == pytest.approx(0.825 / 0.225)
+    assert fps.spread == pytest.approx(0.6) and fps.relative_spread == pytest.approx(5.0 / 1.4)
     assert fps.at_ceiling == 0.0 and fps.resolves and (fps.pairs_separated, fps.pairs) == (1, 1)
+    assert fps.separation_not_assessed is None
+    few = resolving_power(t4 := table(["A", "B"], fps=[[0.9, 0.3], [0.8, 0.2], [0.7, 0.3], [0.9, 0.1]]),
+                          compare(t4, "fps"))
+    assert (few.pairs_separated, few.pairs) == (0, 1) and few.separation_not_assessed.startswith("fewer than")
     floor = resolving_power(t2 := table(["A", "B"], fc=[[0.0, 0.0], [0.0, 0.0]]), compare(t2, "fc"))
     assert floor.flat and not floor.saturating  # stuck at 0 tells nothing apart either
 

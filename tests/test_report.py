@@ -52,8 +52,13 @@ def test_report_writes_every_table_as_json_csv_and_parquet(small_input, tmp_path
     fps = {r["system"]: r for r in tables["system_means"] if r["metric"] == "fps"}
     assert fps["brief"]["mean"] == pytest.approx(1.0) and fps["details"]["mean"] == pytest.approx(0.0)
     assert fps["brief"]["documents"] == 2 and fps["brief"]["documents_left_out"] == 0
+    # brief keeps every main fact and details none, on both documents: too few to call separated
+    fps_pairs = [r for r in tables["pair_differences"] if r["metric"] == "fps" and {r["a"], r["b"]} == {"brief", "details"}]
+    assert fps_pairs and abs(fps_pairs[0]["difference"]) == pytest.approx(1.0)
+    assert not fps_pairs[0]["separated"] and fps_pairs[0]["not_assessed"].startswith("fewer than 6 documents: ")
     page = (out / "report.html").read_text()
     assert page.count('src="data:image/svg+xml;base64,') >= 4 and "<script" not in page and "http" not in page.split("<body>")[1]
+    assert "Not assessed: fewer than 6 documents: " in page and "Holm-adjusted over the" in page
 
     unfinished = tmp_path / "store" / "runs" / "nothing"
     unfinished.mkdir()

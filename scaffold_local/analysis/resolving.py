@@ -22,8 +22,9 @@ class ResolvingPower:
     spread: float | None  # best minus worst system mean, over the paired documents
     relative_spread: float | None  # best / worst (None when the worst is 0)
     at_ceiling: float | None  # share of summaries at the metric's best possible value
-    pairs_separated: int  # system pairs whose paired 95% interval excludes 0
+    pairs_separated: int  # system pairs separated at 5%: Holm-adjusted paired t-test, enough documents
     pairs: int
+    separation_not_assessed: str | None  # why no pair can be separated (too few documents), or None
     saturating: bool  # most summaries at the ceiling
     flat: bool  # systems barely apart
 
@@ -43,5 +44,6 @@ def resolving_power(table: ScoreTable, comparison: MetricComparison) -> Resolvin
     scale = CEILING[metric] - FLOOR[metric]
     saturating = at_ceiling is not None and at_ceiling >= SATURATED_AT_CEILING
     flat = spread is not None and len(means) > 1 and spread < FLAT_SPREAD * scale
+    not_assessed = comparison.pairs[0].not_assessed if comparison.pairs else None
     return ResolvingPower(metric, spread, relative, at_ceiling, sum(p.separated for p in comparison.pairs),
-                          len(comparison.pairs), saturating, flat)
+                          len(comparison.pairs), not_assessed, saturating, flat)

@@ -10,6 +10,7 @@ from typing import Any
 
 import jinja2
 
+from ..analysis.paired import MIN_DOCUMENTS
 from ..analysis.run_analysis import MultiRunAnalysis, RunAnalysis
 from . import plots
 from .tables import all_tables, metric_name, write_tables
@@ -51,6 +52,7 @@ def render_page(multi: MultiRunAnalysis) -> str:
         judge_plot=plots.judge_agreement(multi.judges) if multi.judges else None,
         consistency=multi.consistency,
         notes=multi.notes,
+        min_documents=MIN_DOCUMENTS,
         generated=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     )
 

@@ -31,7 +31,9 @@ def run_tables(analysis: RunAnalysis) -> dict[str, Rows]:
                           "left_out": "; ".join(f"{d}: {why}" for d, why in c.left_out.items())})
         for p in c.pairs:
             pairs.append({"run": run, "metric": metric, "a": p.a, "b": p.b, "difference": p.difference,
-                          "low95": p.low, "high95": p.high, "p_a_better": p.p_a_better, "separated": p.separated})
+                          "documents": p.documents, "low95": p.low, "high95": p.high, "p_value": p.p_value,
+                          "p_holm": p.p_holm, "holm_pairs": len(c.pairs), "p_a_better": p.p_a_better,
+                          "separated": p.separated, "not_assessed": p.not_assessed})
         for system, share in c.rank_stability.items():
             stability.append({"run": run, "metric": metric, "system": system, "keeps_rank": share})
     agreement = analysis.agreement
