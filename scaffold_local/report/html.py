@@ -51,6 +51,7 @@ def render_page(multi: MultiRunAnalysis) -> str:
         judge_plot=plots.judge_agreement(multi.judges) if multi.judges else None,
         consistency=multi.consistency,
         notes=multi.notes,
+        seed=multi.seed,
         generated=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     )
 
