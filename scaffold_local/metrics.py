@@ -1,7 +1,9 @@
 """Metrics as pure functions of a scaffold and one summary's judgments (METHOD.md).
 
 Nothing here knows about engines, prompts or files. Undefined values are None with a reason; they
-are left out of means, and every mean reports how many summaries it left out.
+are left out of means, and every mean reports how many summaries it left out and why. Each system
+has two means per metric (over all its summaries, and paired over the documents every system has a
+value for); they are printed under those names wherever they differ.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .schemas import Scaffold
+from .text import HAN
 from .views import VIEW_SPECS, JudgedItem, ViewVerdicts
 
 # Machine-readable key -> display name, in display order.
@@ -38,7 +41,10 @@ METRICS: dict[str, str] = {
     "rouge_l": "ROUGE-L",
 }
 DIRECT_SCORE_AXES = ("faithfulness", "completeness", "understandability", "hallucination")
-SCORED_LABELS = ("main point", "supporting detail")  # "other" never affects a score
+# The labels that enter fact and question counts. An "other" fact or question (metadata, dates,
+# boilerplate) never affects any score; the one exception is EPS, whose denominator is every scaffold
+# attribute whatever its label, as the paper states (G.6).
+SCORED_LABELS = ("main point", "supporting detail")
 
 
 def ratio(numerator: float, denominator: int) -> float | None:
@@ -109,6 +115,8 @@ def _fact_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerd
     out.set("fc", ratio(main_hit + supp_hit, main_total + supp_total), "scaffold has no main or supporting facts")
     out.set("main_fc", ratio(main_hit, main_total), "scaffold has no main facts")
     out.set("supp_fc", ratio(supp_hit, supp_total), "scaffold has no supporting facts")
+    # Fact Focus: a sentence is aligned when a main or supporting fact judged inferred cites it. A
+    # sentence that conveys only "other" facts is not aligned: other facts never affect a score.
     aligned = {s for i in judged if i.label in SCORED_LABELS and verdicts.kept.get(i.id, 0) >= 0.5
                for s in verdicts.cited.get(i.id, ())}
     if main_total + supp_total == 0:
@@ -124,7 +132,8 @@ def _question_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: View
 
 
 def _entity_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int) -> None:
-    # The paper (G.6): the denominator is always every scaffold attribute, whatever its label.
+    # The paper (G.6): the denominator is always every scaffold attribute, whatever its label, so an
+    # "other" attribute counts here (the one place it does) and a kept one raises EPS.
     kept = sum(float(verdicts.kept.get(i.id, 0)) for i in judged)
     out.set("eps", ratio(kept, len(judged)), "scaffold has no entity attributes")
 
@@ -183,7 +192,7 @@ def score_summary(
 # ---------------------------------------------------------------- ROUGE-L
 
 
-_HAN_AND_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN_AND_KANA = "\u3040-\u30ff" + HAN
 
 
 class RougeTokenizer:
@@ -217,10 +226,18 @@ def rouge_l(candidate: str, references: Sequence[str]) -> float | None:
 
 
 class MetricMean(BaseModel):
+    """One system's mean of one metric, two ways. `mean` is over all its summaries where the metric
+    is defined; `paired_mean` is over the documents on which every system has a value (the mean the
+    report compares, with intervals). They differ when another system lacks a value where this one
+    has one; both are printed, named, wherever they differ."""
+
     mean: float | None
     n: int  # summaries in the mean
     excluded: int  # summaries left out because the value is undefined for them
-    excluded_reasons: dict[str, int]
+    excluded_reasons: dict[str, int]  # why, with how many summaries each
+    paired_mean: float | None = None  # None in runs scored before paired means were saved
+    paired_documents: int = 0  # documents in the paired mean
+    paired_left_out: dict[str, int] = {}  # this system's values left out of the paired mean: why, how many
 
 
 class SystemScores(BaseModel):
@@ -229,23 +246,49 @@ class SystemScores(BaseModel):
     metrics: dict[str, MetricMean]
 
 
+def _why_missing(row: SummaryScores | None, key: str) -> str:
+    return "no summary" if row is None else row.undefined.get(key, "missing")
+
+
 def system_means(rows: Sequence[SummaryScores]) -> list[SystemScores]:
-    """Mean of every metric per system over the summaries where it is defined, in order of first
-    appearance of each system."""
+    """Every metric's mean per system, over all its summaries and paired (see MetricMean), in order
+    of first appearance of each system."""
     by_system: dict[str, list[SummaryScores]] = defaultdict(list)
     for row in rows:
         by_system[row.system].append(row)
+    documents = list(dict.fromkeys(row.doc_id for row in rows))
+    cell = {(row.doc_id, row.system): row for row in rows}  # one summary per (document, system): data.py
+
+    def value(doc: str, system: str, key: str) -> float | None:
+        row = cell.get((doc, system))
+        return None if row is None else row.values.get(key)
+
     result = []
     for system, members in by_system.items():
         metrics = {}
         for key in METRICS:
             defined = [r.values[key] for r in members if r.values.get(key) is not None]
-            reasons = Counter(r.undefined.get(key, "missing") for r in members if r.values.get(key) is None)
+            reasons = Counter(_why_missing(r, key) for r in members if r.values.get(key) is None)
+            paired: list[float] = []
+            left_out: Counter[str] = Counter()
+            for doc in documents:
+                mine = value(doc, system, key)
+                if mine is None:
+                    continue  # left out of both means, with its reason above
+                lacking = [f"{other} ({_why_missing(cell.get((doc, other)), key)})" for other in by_system
+                           if value(doc, other, key) is None]
+                if lacking:
+                    left_out["no value for " + "; ".join(lacking)] += 1  # the words of analysis/paired.py
+                else:
+                    paired.append(mine)
             metrics[key] = MetricMean(
                 mean=fmean(defined) if defined else None,  # type: ignore[arg-type]
                 n=len(defined),
                 excluded=len(members) - len(defined),
                 excluded_reasons=dict(reasons),
+                paired_mean=fmean(paired) if paired else None,
+                paired_documents=len(paired),  # every system has a value on each of them
+                paired_left_out=dict(left_out),
             )
         result.append(SystemScores(system=system, n_summaries=len(members), metrics=metrics))
     return result

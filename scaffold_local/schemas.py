@@ -299,7 +299,13 @@ def faithfulness_model(n_sentences: int, limits: SchemaLimits, method: MethodVer
 @cache
 def direct_score_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
     """The holistic G-Eval-style grades. The paper asks for the four grades first and the rationale
-    last; method version 1 put the rationale first."""
+    last; method version 1 put the rationale first.
+
+    The prompt (direct_score.v2.jinja, used by every later version) has anchors at 1, 5 and 10 for
+    each axis in the paper's sense, shortened, not reproduced as given (its header comment says
+    otherwise; it stays as it is, since its hash is part of every run's identity): the paper's
+    "mostly faithful", "easy to follow", "severely disorganised" and "significant unsupported claims"
+    are not in it. Version 1's anchors are its own."""
     axis = Annotated[int, Field(ge=1, le=10)]
     axes = ("faithfulness", "completeness", "understandability", "hallucination")
     grades: dict[str, Any] = {name: (axis, ...) for name in axes}

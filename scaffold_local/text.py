@@ -121,9 +121,18 @@ _STOPWORDS = frozenset(
 )
 
 
+# Han characters (Chinese, Japanese kanji): each one is a word, since these scripts put no spaces
+# between words and one character already carries meaning.
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(f"[{HAN}]|[^\\W_{HAN}]+")
+_HAN_CHARACTER = re.compile(f"[{HAN}]")
+
+
 def content_words(text: str) -> set[str]:
-    """Lower-case words of three or more letters or digits, without common function words."""
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w not in _STOPWORDS}
+    """Lower-case words of three or more letters or digits in any script, and each Han character,
+    without common (English) function words. On ASCII text: runs of a-z and 0-9, as always."""
+    return {w for w in _WORD.findall(text.lower())
+            if (len(w) >= 3 or _HAN_CHARACTER.match(w)) and w not in _STOPWORDS}
 
 
 def overlap(part: str, whole: str) -> float:

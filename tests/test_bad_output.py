@@ -242,6 +242,18 @@ def test_a_bad_extraction_output_leaves_its_view_undefined_for_every_summary(res
         assert summary.metrics["fc"].excluded == 1 and summary.metrics["fc"].mean is None
 
 
+def test_an_entity_without_attributes_from_a_judge_leaves_eps_undefined_not_a_crash(responder_config, tmp_path):
+    """A judge without a grammar can name an entity and give it no attribute: the entity view fails
+    validation (the schema asks for at least one), EPS is undefined with the reason, the rest counts."""
+    no_attributes = '{"entities": [{"name": "Denton", "kind": "other", "attributes": []}]}'
+    outcome, _, scores, _ = score_with(responder_config, tmp_path, {"f/extract/entities": (no_attributes, "stop")})
+    assert outcome.run_dir.joinpath("systems.json").is_file()  # the run completed
+    for system in ("bad", "good"):
+        assert scores[system].values["eps"] is None
+        assert scores[system].undefined["eps"].startswith("entity extraction failed: schema violation")
+        assert scores[system].values["fc"] == scores[f"baseline{'' if system == 'bad' else '-good'}"].values["fc"]
+
+
 def test_metric_means_are_over_valid_verdicts_only(responder_config, tmp_path):
     """Two systems, each with one valid and one invalid summary: the mean is the valid one's value."""
     rows = [{"doc_id": "f", "document": FACTORY, "system": "a", "summary": GOOD},

@@ -141,3 +141,26 @@ def test_run_summary_counts_failures_by_class(tmp_path):
     assert "Sent again on the next run: engine_crash;" in result.output
     again = runner.invoke(app, args)
     assert "judgments: 5 sent, 5 reused" in again.output  # the crashed ones only
+
+
+def test_score_completes_on_japanese_documents(tmp_path):
+    """Japanese has no capitalised names and no spaces: the responder still builds entities with
+    attributes (a run of Han characters is a word) and aligns by characters, so the run completes
+    with the values a reader expects."""
+    document = "東京都は月曜日に新しい図書館を開いた。図書館には三万冊の本がある。入館は無料である。"
+    rows = [{"doc_id": "tokyo", "document": document, "system": "first", "summary": "東京都は月曜日に新しい図書館を開いた。"},
+            {"doc_id": "tokyo", "document": document, "system": "rest",
+             "summary": "図書館には三万冊の本がある。入館は無料である。"},
+            {"doc_id": "mixed", "document": "The Oakvale library opened. 図書館は無料である。", "system": "first",
+             "summary": "The Oakvale library opened."}]
+    path = tmp_path / "ja.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    result = runner.invoke(app, ["score", str(path), "-m", str(RESPONDER_CONFIG), "--store", str(tmp_path / "store")])
+    assert result.exit_code == 0, result.output
+    run_dir = next((tmp_path / "store" / "runs").iterdir())
+    scores = {(s["doc_id"], s["system"]): s for s in map(json.loads, (run_dir / "summaries.jsonl").read_text().splitlines())}
+    first, rest = scores["tokyo", "first"]["values"], scores["tokyo", "rest"]["values"]
+    # facts: F1, F2 main, F3 supporting; "first" keeps F1, "rest" keeps F2 and F3; every sentence is in the document
+    assert (first["main_fc"], first["supp_fc"], first["fps"], first["f"], first["fact_focus"]) == (0.5, 0.0, 0.5, 1.0, 1.0)
+    assert (rest["main_fc"], rest["supp_fc"], rest["fps"], rest["f"], rest["fact_focus"]) == (0.5, 1.0, 0.0, 1.0, 1.0)
+    assert first["eps"] == 1.0 and rest["eps"] == 0.0  # the entity 東京都 (one attribute) is named by "first" only

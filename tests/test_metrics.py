@@ -128,14 +128,16 @@ def test_zero_sentence_summary_has_undefined_f_and_focus():
     assert scores.undefined["f"] == "summary has no sentences"
 
 
-def test_fact_focus_counts_sentences_of_inferred_scored_facts_only():
+def test_fact_focus_a_sentence_that_conveys_only_an_other_fact_is_not_aligned():
+    """The decision (README, decisions): "other" facts never affect a score, so a sentence cited only
+    by an inferred "other" fact is not aligned; one that a main or supporting fact also cites is."""
     scaffold = make_scaffold(1, 1, other_facts=1)
     judgments = judged(
         facts={"F1": True, "F2": False, "F3": True},
-        cited={"F1": [1, 2], "F2": [3], "F3": [4]},  # F2 not inferred, F3 is "other"
+        cited={"F1": [1, 2], "F2": [3], "F3": [2, 4]},  # F2 not inferred; F3 is "other", alone in sentence 4
     )
     scores = score_summary(scaffold, judgments, system="s", n_sentences=4)
-    assert scores.values["fact_focus"] == 0.5
+    assert scores.values["fact_focus"] == 0.5  # sentences 1 and 2: not 3 (its fact missed), not 4 (only "other")
 
 
 def test_faithfulness_share_and_failed_judgments():
@@ -232,3 +234,23 @@ def test_rouge_l_scores_text_without_latin_letters():
     # 10 characters each; the longest common subsequence 日本の首都です has 7.
     assert rouge_l(japanese, [reference]) == pytest.approx(0.7)
     assert rouge_l("Они приехали в Москву.", ["Они приехали в Москву вчера."]) == pytest.approx(2 * 4 / 9)
+
+
+def test_system_means_give_the_paired_mean_beside_the_mean_over_all_summaries():
+    """One label, one mean: a system's mean over all its summaries, and its paired mean over the
+    documents every system has a value for (the report's number), with why each was left out."""
+    def row(doc: str, system: str, fc: float | None) -> SummaryScores:
+        return SummaryScores(doc_id=doc, system=system, n_sentences=1, values={"fc": fc},
+                             undefined={} if fc is not None else {"fc": "fact alignment failed: bad JSON"})
+
+    rows = [row("d1", "a", 0.5), row("d2", "a", None), row("d1", "b", 0.25), row("d2", "b", 1.0), row("d3", "b", 0.5)]
+    means = {s.system: s.metrics["fc"] for s in system_means(rows)}
+    a, b = means["a"], means["b"]
+    # over all summaries b leads (0.583 > 0.5); over the one document both have, a leads (0.5 > 0.25)
+    assert (a.mean, a.n, a.excluded_reasons) == (0.5, 1, {"fact alignment failed: bad JSON": 1})
+    assert b.mean == pytest.approx(1.75 / 3) and b.n == 3 and b.excluded == 0
+    assert (a.paired_mean, a.paired_documents, b.paired_mean, b.paired_documents) == (0.5, 1, 0.25, 1)
+    assert a.paired_left_out == {}  # a's one value is in its paired mean
+    assert b.paired_left_out == {"no value for a (fact alignment failed: bad JSON)": 1, "no value for a (no summary)": 1}
+    alone = system_means([row("d1", "a", 0.5), row("d2", "a", None)])[0].metrics["fc"]
+    assert (alone.mean, alone.paired_mean, alone.paired_documents, alone.paired_left_out) == (0.5, 0.5, 1, {})

@@ -3,6 +3,7 @@ the responder, and the HTML report of a real run rendered in headless Chromium."
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -17,7 +18,7 @@ from scaffold_local import runs
 from scaffold_local.analysis.items import item_verdicts
 from scaffold_local.cli import app
 
-from .helpers import EXAMPLES, RESPONDER_CONFIG, failure_message, write_jsonl
+from .helpers import EXAMPLES, FACTORY, LIBRARY, RESPONDER_CONFIG, failure_message, write_jsonl
 
 runner = CliRunner()
 HOSTILE_SYSTEM = "<script>alert('system')</script>"
@@ -50,7 +51,7 @@ def test_report_writes_every_table_as_json_csv_and_parquet(small_input, tmp_path
                  "leaders", "missed_items", "length_correlation", "length_by_system"):
         assert (out / f"{name}.csv").is_file() and (out / f"{name}.parquet").is_file(), name
     fps = {r["system"]: r for r in tables["system_means"] if r["metric"] == "fps"}
-    assert fps["brief"]["mean"] == pytest.approx(1.0) and fps["details"]["mean"] == pytest.approx(0.0)
+    assert fps["brief"]["paired_mean"] == pytest.approx(1.0) and fps["details"]["paired_mean"] == pytest.approx(0.0)
     assert fps["brief"]["documents"] == 2 and fps["brief"]["documents_left_out"] == 0
     # brief keeps every main fact and details none, on both documents: too few to call separated
     fps_pairs = [r for r in tables["pair_differences"] if r["metric"] == "fps" and {r["a"], r["b"]} == {"brief", "details"}]
@@ -182,3 +183,53 @@ def test_report_of_a_real_run_renders_offline_in_chromium(tmp_path):
     assert shown["scripts"] == 0 and shown["title"].startswith("scaffold_local report")  # nothing injected ran
     assert HOSTILE_SYSTEM in shown["text"]  # shown as text, escaped
     assert (tmp_path / "report.png").stat().st_size > 50_000
+
+
+def test_both_means_are_named_where_they_differ_and_the_page_prints_its_seed(tmp_path):
+    """System a has no FC on the library document (its judgments there are invalid): over all
+    summaries b leads FC (0.625 > 0.5), over the one document both have a leads (0.5 > 0.25). Every
+    place that prints a mean names which one it is, and systems.csv says why a summary was left out."""
+    rows = [
+        {"doc_id": "factory", "document": FACTORY, "system": "a",  # F1, F2 of 4 scored facts
+         "summary": "Alpha Corp opened a factory in Denton on Monday. The factory employs 200 local workers."},
+        {"doc_id": "factory", "document": FACTORY, "system": "b", "summary": "The plant cost 50 million dollars to build."},
+        {"doc_id": "library", "document": LIBRARY, "system": "a",
+         "summary": "[[responder:invalid]] The Oakvale library now lends bicycles to members."},
+        {"doc_id": "library", "document": LIBRARY, "system": "b",  # all 3 scored facts
+         "summary": "The Oakvale library now lends bicycles to members. Each member may borrow a bicycle for seven days. "
+                    "The bicycles were donated by Oakvale Cycling Club."},
+    ]
+    store = tmp_path / "store"
+    scored = runner.invoke(app, ["score", str(write_jsonl(tmp_path / "in.jsonl", rows)), "-m", str(RESPONDER_CONFIG),
+                                 "--store", str(store)])
+    assert scored.exit_code == 0, scored.output
+    run_dir = next((store / "runs").iterdir())
+    shown = runner.invoke(app, ["show", str(run_dir)])
+    for output in (scored.output, shown.output):
+        fc_all = next(line for line in output.splitlines() if "│ FC: mean over all summaries" in line)
+        fc_paired = next(line for line in output.splitlines() if "│ FC: paired mean over 1 document" in line)
+        assert "0.500 (1 excl.)" in fc_all and "0.625" in fc_all
+        assert "0.500" in fc_paired and "0.250" in fc_paired
+
+    with (run_dir / "systems.csv").open(encoding="utf-8") as handle:
+        systems = {row["system"]: row for row in csv.DictReader(handle)}
+    assert float(systems["a"]["fc"]) == 0.5 and float(systems["b"]["fc"]) == 0.625
+    assert float(systems["a"]["fc_paired"]) == 0.5 and float(systems["b"]["fc_paired"]) == 0.25
+    assert systems["a"]["fc_paired_documents"] == "1" and systems["a"]["fc_excluded"] == "1"
+    (reason, count), = json.loads(systems["a"]["fc_excluded_reasons"]).items()
+    assert reason.startswith("fact alignment failed: not valid JSON") and count == 1
+    (reason, count), = json.loads(systems["b"]["fc_paired_left_out"]).items()
+    assert reason.startswith("no value for a (fact alignment failed: not valid JSON") and count == 1
+    assert json.loads(systems["b"]["fc_excluded_reasons"]) == {} and json.loads(systems["a"]["fc_paired_left_out"]) == {}
+    saved = {s["system"]: s["metrics"]["fc"] for s in json.loads((run_dir / "systems.json").read_text())}
+    assert saved["b"]["paired_mean"] == 0.25 and saved["b"]["mean"] == 0.625
+
+    reported = runner.invoke(app, ["report", str(run_dir), "--seed", "7"])
+    assert reported.exit_code == 0, reported.output
+    page = (run_dir / "report" / "report.html").read_text()
+    assert "seed 7" in page and "seed 0" not in page
+    assert "paired mean over 1 document" in page and "mean over all summaries 0.625" in page
+    tables = json.loads((run_dir / "report" / "analysis.json").read_text())
+    fc = {r["system"]: r for r in tables["system_means"] if r["metric"] == "fc"}
+    assert (fc["a"]["paired_mean"], fc["b"]["paired_mean"]) == (0.5, 0.25)  # the numbers systems.csv holds
+    assert (fc["a"]["mean_over_all_summaries"], fc["b"]["mean_over_all_summaries"]) == (0.5, 0.625)

@@ -1,9 +1,9 @@
 """The one sentence splitter: pysbd (method version 2) with our line and missing-space rules, and
-method version 1's rules, kept for reproducing earlier runs."""
+method version 1's rules, kept for reproducing earlier runs; content words in any script."""
 
 import pytest
 
-from scaffold_local.text import split_sentences
+from scaffold_local.text import content_words, overlap, split_sentences
 
 # Each case splits as a reader would; the ones pysbd alone gets wrong are marked.
 CASES = [
@@ -50,3 +50,18 @@ def test_method_version_1_splits_exactly_as_before():
     assert split_sentences("Revenue rose 3.5 percent. iPhone sales fell.", "rules-v1") == [
         "Revenue rose 3.5 percent. iPhone sales fell."]
     assert split_sentences("東京です。雨です。", "rules-v1") == ["東京です。雨です。"]
+
+
+def test_content_words_in_any_script_and_unchanged_on_ascii():
+    """Word overlap (the lexical baselines, the scaffold checks, the test double) reads every script:
+    letters of any alphabet, and each Han character alone (Chinese and Japanese put no spaces between
+    words). On ASCII text the words are exactly the old ones: lower-case runs of a-z and 0-9."""
+    import re
+
+    ascii_text = "Alpha Corp's plant_2 cost 50 million dollars (to build) -- and it's NEW; e-mail x@y.org"
+    old = {w for w in re.findall(r"[a-z0-9]+", ascii_text.lower()) if len(w) >= 3} - {"and"}
+    assert content_words(ascii_text) == old
+    assert content_words("Der Bäcker öffnete in Zürich") == {"der", "bäcker", "öffnete", "zürich"}
+    assert content_words("Москва открыла новую библиотеку") == {"москва", "открыла", "новую", "библиотеку"}
+    assert content_words("東京都は図書館を開いた。") == {"東", "京", "都", "図", "書", "館", "開"}
+    assert overlap("東京都は新しい図書館を開いた。", "東京都は月曜日に新しい図書館を開いた。") == 1.0

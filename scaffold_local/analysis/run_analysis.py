@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..metrics import METRICS
+from ..metrics import METRICS, SystemScores, system_means
 from ..runs import Run
 from .items import ItemDrillDown, drill_down, item_verdicts
 from .judges import JudgeComparison, SelfConsistency, cost, item_agreement, ranking_agreement, self_consistency
@@ -25,10 +25,15 @@ class RunAnalysis:
     agreement: MetricAgreement
     drill: ItemDrillDown
     length: LengthEffect
+    overall: dict[str, SystemScores]  # each system's means over all its summaries, as `score` prints them
 
     @property
     def name(self) -> str:
         return self.run.dir.name
+
+    def means_differ(self, metric: str) -> bool:
+        """Whether some system's paired mean leaves out summaries its mean over all summaries has."""
+        return any(s.metrics[metric].paired_left_out for s in self.overall.values())
 
 
 def analyze(run: Run, seed: int = 0) -> RunAnalysis:
@@ -41,6 +46,7 @@ def analyze(run: Run, seed: int = 0) -> RunAnalysis:
         agreement=metric_agreement(table, scored),
         drill=drill_down(item_verdicts(run), table.systems),
         length=length_effect(table, list(scored)),
+        overall={s.system: s for s in system_means(run.summaries)},  # from the summaries: old runs have them too
     )
 
 
@@ -50,6 +56,7 @@ class MultiRunAnalysis:
     judges: JudgeComparison | None = None  # different judges over one input
     consistency: SelfConsistency | None = None  # one judge rerun with different seeds
     notes: list[str] = field(default_factory=list)
+    seed: int = 0  # of the bootstrap resamples
 
 
 def _judge_name(run: Run) -> str:
@@ -66,7 +73,7 @@ def _reruns_of_one_judge(runs: list[Run]) -> bool:
 
 def analyze_runs(runs: list[Run], seed: int = 0) -> MultiRunAnalysis:
     analyses = [analyze(run, seed) for run in runs]
-    out = MultiRunAnalysis(analyses)
+    out = MultiRunAnalysis(analyses, seed=seed)
     if len(runs) < 2:
         return out
     inputs = {r.spec.input.get("fingerprint") for r in runs}

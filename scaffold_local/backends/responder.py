@@ -6,11 +6,13 @@ simple lexical rules, so a test can work out every metric by hand:
 - extraction: each document sentence is a fact, labelled "other" when it starts with a metadata
   word (Published, Posted, Updated, Copyright, Contact), "main point" for the first two remaining
   sentences, else "supporting detail". Each non-other fact yields a question whose expected answer
-  is the fact. Entities are capitalised names not at a sentence start (in lower-cased text, its
-  longest word); their attributes are the sentences that mention them.
+  is the fact. Entities are capitalised names not at a sentence start (without any, as in
+  lower-cased text or a script without case, the longest word; in Chinese and Japanese a run of
+  Han characters or of katakana is a word); their attributes are the sentences that mention them.
 - alignment: a fact (question) is inferred (answered) when some summary sentence contains at least
-  60% (50%) of its content words; an entity attribute is preserved when the summary names the
-  entity and some sentence holds 60% of the attribute's content words.
+  60% (50%) of its content words (`text.content_words`: any script, each Han character a word); an
+  entity attribute is preserved when the summary names the entity and some sentence holds 60% of
+  the attribute's content words.
 - faithfulness: a sentence is faithful when 80% of its content words occur in the document, an
   "entity error" when it has a number the document lacks, else "out-of-context error".
 - direct score: faithfulness = hallucination = round(10 x faithful share), completeness =
@@ -37,7 +39,7 @@ from typing import Any
 
 from ..engine_options import ResponderOptions
 from ..records import Message
-from ..text import overlap, split_sentences
+from ..text import HAN, overlap, split_sentences
 from .base import Request, Result, TokenAlternatives, Usage, context_overflow, validate_json
 
 CHARS_PER_TOKEN = 4
@@ -194,13 +196,22 @@ def _extract_questions(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str,
     return {"questions": questions[: items["maxItems"]]}
 
 
+# A word of a name: a run of Han characters, of katakana, or of letters and digits in any other script
+# (hiragana, which spells Japanese grammar, is never one).
+_NAME_WORD = re.compile(f"[{HAN}]+|[\u30a0-\u30ff]+|[^\\W_{HAN}\u3040-\u30ff]+")
+
+
 def _entity_names(document: str) -> list[str]:
+    """Capitalised names not at a sentence start; without any (lower-cased text, a script without
+    case), the longest word, taken from a sentence so that some fact mentions it."""
     names: list[str] = []
-    for sentence in split_sentences(document):
+    sentences = split_sentences(document)
+    for sentence in sentences:
         for match in re.finditer(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*", sentence):
             if match.start() > 0 and match.group() not in names:
                 names.append(match.group())
-    return names
+    words = [w for sentence in sentences for w in _NAME_WORD.findall(sentence)]
+    return names or [max(words, key=len, default=sentences[0] if sentences else "document")]
 
 
 def _extract_entities(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -210,12 +221,11 @@ def _extract_entities(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, 
     max_chars = entity["attributes"]["items"]["properties"]["attribute"]["maxLength"]
     facts = _document_facts(ctx["document"])
     entities = []
-    # Lower-cased text has no capitalised names: its longest word stands in, so the output stays valid.
-    names = _entity_names(ctx["document"]) or [max(ctx["document"].split() or ["document"], key=len)]
-    for name in names[: items["maxItems"]]:
+    for name in _entity_names(ctx["document"])[: items["maxItems"]]:
+        name = _clip(name, entity["name"]["maxLength"])  # still in the sentences that mention it
         attributes = [{"attribute": _clip(f, max_chars), "label": label} for f, label in facts if name in f]
         kind = "other" if "enum" in entity["kind"] else "name"  # method v2 has an enum of kinds
-        entities.append({"name": _clip(name, entity["name"]["maxLength"]), "kind": kind,
+        entities.append({"name": name, "kind": kind,
                          "attributes": attributes[:max_attributes]})
     return {"entities": entities}
 

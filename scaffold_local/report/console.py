@@ -35,19 +35,30 @@ def _name(key: str, ds_scale: int) -> str:
     return METRICS[key] + (" /10" if ds_scale == 1 and _is_direct_score(key) else "")
 
 
+def _documents(n: int) -> str:
+    return f"{n} document" + ("" if n == 1 else "s")
+
+
 def systems_table(systems: Sequence[SystemScores], title: str = "Per-system means", ds_scale: int = 10) -> Table:
-    """Metrics as rows, systems as columns; "(k excl.)" marks means that left out k summaries."""
-    table = Table(title=title, title_justify="left", min_width=len(title))  # the title on one line
+    """Metrics as rows, systems as columns: each system's mean over all its summaries, "(k excl.)"
+    marking means that left out k summaries (the reasons are in systems.csv). Where another system's
+    missing values make the paired mean (the report's) differ, a second row gives it, and each row
+    says which mean it is."""
+    caption = ("mean over all summaries where a metric is defined; (k excl.): summaries left out, the reasons "
+               "in systems.csv; paired mean: over the documents every system has a value for, as `report` compares")
+    table = Table(title=title, title_justify="left", min_width=len(title), caption=caption, caption_justify="left")
     table.add_column("metric", style="bold")
     for s in systems:
         table.add_column(f"{s.system}\n(n={s.n_summaries})", justify="right")
     for key in METRICS:
-        cells = []
-        for s in systems:
-            m = s.metrics[key]
-            cell = _fmt(m.mean, key, ds_scale) + (f" ({m.excluded} excl.)" if m.excluded else "")
-            cells.append(cell)
-        table.add_row(_name(key, ds_scale), *cells)
+        means = [s.metrics[key] for s in systems]
+        cells = [_fmt(m.mean, key, ds_scale) + (f" ({m.excluded} excl.)" if m.excluded else "") for m in means]
+        if not any(m.paired_left_out for m in means):
+            table.add_row(_name(key, ds_scale), *cells)
+            continue
+        table.add_row(f"{_name(key, ds_scale)}: mean over all summaries", *cells)
+        table.add_row(f"{_name(key, ds_scale)}: paired mean over {_documents(means[0].paired_documents)}",
+                      *(_fmt(m.paired_mean, key, ds_scale) for m in means))
     return table
 
 

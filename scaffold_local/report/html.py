@@ -53,6 +53,7 @@ def render_page(multi: MultiRunAnalysis) -> str:
         consistency=multi.consistency,
         notes=multi.notes,
         min_documents=MIN_DOCUMENTS,
+        seed=multi.seed,
         generated=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     )
 

@@ -37,7 +37,7 @@ def _data_uri(figure: Any) -> str:
 
 
 def system_means(analysis: RunAnalysis) -> str | None:
-    """Per-system means with bootstrap 95% intervals, one panel per metric."""
+    """Per-system paired means with bootstrap 95% intervals, one panel per metric."""
     metrics = [m for m in PLOTTED if analysis.comparisons[m].means]
     if not metrics:
         return None
@@ -54,7 +54,7 @@ def system_means(analysis: RunAnalysis) -> str | None:
         axis.errorbar(centre, y, xerr=[low, high], fmt="o", color="#1f5f99", ecolor="#7fa7cc", capsize=3)
         axis.set_yticks(y, [m.system for m in means])
         axis.set_xlim(FLOOR[metric] - 0.02 * CEILING[metric], CEILING[metric] * 1.02)
-        axis.set_title(f"{metric_name(metric)} (n={len(analysis.comparisons[metric].documents)} docs)")
+        axis.set_title(f"{metric_name(metric)} (paired mean, {len(analysis.comparisons[metric].documents)} docs)")
         axis.grid(axis="x", alpha=0.3)
     axes[0].invert_yaxis()  # shared: the first system on top in every panel
     for axis in axes[len(metrics):]:

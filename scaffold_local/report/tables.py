@@ -26,9 +26,12 @@ def run_tables(analysis: RunAnalysis) -> dict[str, Rows]:
     means, pairs, stability = [], [], []
     for metric, c in analysis.comparisons.items():
         for m in c.means:
-            means.append({"run": run, "metric": metric, "system": m.system, "mean": m.mean, "low95": m.low,
+            overall = analysis.overall[m.system].metrics[metric]
+            means.append({"run": run, "metric": metric, "system": m.system, "paired_mean": m.mean, "low95": m.low,
                           "high95": m.high, "documents": len(c.documents), "documents_left_out": len(c.left_out),
-                          "left_out": "; ".join(f"{d}: {why}" for d, why in c.left_out.items())})
+                          "left_out": "; ".join(f"{d}: {why}" for d, why in c.left_out.items()),
+                          "mean_over_all_summaries": overall.mean, "summaries": overall.n,
+                          "summaries_excluded": overall.excluded})
         for p in c.pairs:
             pairs.append({"run": run, "metric": metric, "a": p.a, "b": p.b, "difference": p.difference,
                           "documents": p.documents, "low95": p.low, "high95": p.high, "p_value": p.p_value,

@@ -1,4 +1,5 @@
-"""A run's scores as files for machines: per-summary metrics (CSV, Parquet) and per-system means (CSV)."""
+"""A run's scores as files for machines: per-summary metrics (CSV, Parquet) and per-system means (CSV):
+over all summaries and paired, with why summaries were left out of each."""
 
 from __future__ import annotations
 
@@ -41,11 +42,16 @@ def write_tables(run_dir: Path, summaries: Sequence[SummaryScores], systems: Seq
     for s in systems:
         row: dict[str, Any] = {"system": s.system, "n_summaries": s.n_summaries}
         for key, m in s.metrics.items():
-            row[key] = m.mean
+            row[key] = m.mean  # over all summaries where defined
             row[f"{key}_n"] = m.n
             row[f"{key}_excluded"] = m.excluded
+            row[f"{key}_excluded_reasons"] = json.dumps(m.excluded_reasons, ensure_ascii=False)  # reason -> summaries
+            row[f"{key}_paired"] = m.paired_mean  # over the documents every system has a value for
+            row[f"{key}_paired_documents"] = m.paired_documents
+            row[f"{key}_paired_left_out"] = json.dumps(m.paired_left_out, ensure_ascii=False)
         system_rows.append(row)
-    system_columns = ["system", "n_summaries", *[c for k in METRICS for c in (k, f"{k}_n", f"{k}_excluded")]]
+    suffixes = ("", "_n", "_excluded", "_excluded_reasons", "_paired", "_paired_documents", "_paired_left_out")
+    system_columns = ["system", "n_summaries", *[k + suffix for k in METRICS for suffix in suffixes]]
     write_csv(run_dir / "systems.csv", system_rows, system_columns)
 
 
