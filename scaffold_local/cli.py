@@ -247,6 +247,10 @@ def score(
         from .records import RETRYABLE_FAILURES
 
         counts = ", ".join(f"{kind} {n}" for kind, n in sorted(outcome.failures.items()))
+        partly = outcome.usage["judgments"]["partly_valid"]
+        if partly:  # their other items' verdicts count
+            counts += (f" ({partly} valid but for {outcome.usage['judgments']['items_failed_alone']} items, "
+                       "which alone are not counted)")
         err.print(f"[yellow]failed judgments (kept with their raw text, never counted): {counts}. "
                   f"Sent again on the next run: {', '.join(sorted(RETRYABLE_FAILURES & set(outcome.failures))) or 'none'}; "
                   "the others would fail the same way until the config or prompts change.[/yellow]", highlight=False)

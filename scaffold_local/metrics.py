@@ -16,7 +16,7 @@ from functools import lru_cache
 from statistics import fmean
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from .schemas import Scaffold
 from .text import HAN
@@ -63,10 +63,12 @@ def preference_score(main_hit: float, main_total: int, supp_hit: float, supp_tot
 @dataclass
 class Judgments:
     """One summary's normalized verdicts. A view missing from `views`, or a None field, was not
-    judged or failed; `failures` holds the reason under the view's or judgment's name."""
+    judged or failed; `failures` holds the reason under the view's or judgment's name. Within a
+    judged view or sentence check, an item whose own verdict failed is in the view's `failed`, or
+    None in `sentence_faithful`."""
 
     views: dict[str, ViewVerdicts] = field(default_factory=dict)
-    sentence_faithful: Sequence[bool] | None = None
+    sentence_faithful: Sequence[bool | None] | None = None
     direct_score: Mapping[str, int] | None = None
     failures: dict[str, str] = field(default_factory=dict)
 
@@ -77,14 +79,17 @@ class SummaryScores(BaseModel):
     n_sentences: int
     values: dict[str, float | None]
     undefined: dict[str, str]
+    # A value computed over fewer items than the scaffold has, because some verdicts failed: which.
+    notes: dict[str, str] = Field(default_factory=dict)
 
 
 class _Scores:
-    """Collects values and the reasons for undefined ones."""
+    """Collects values, the reasons for undefined ones, and notes on values over fewer items."""
 
     def __init__(self) -> None:
         self.values: dict[str, float | None] = {}
         self.undefined: dict[str, str] = {}
+        self.notes: dict[str, str] = {}
 
     def set(self, key: str, value: float | None, reason: str) -> None:
         self.values[key] = value
@@ -96,46 +101,97 @@ class _Scores:
             self.set(key, None, reason)
 
 
-def _hits_by_label(labelled_hits: Iterable[tuple[str, float]]) -> tuple[float, int, float, int]:
-    """(main hit, main total, supporting hit, supporting total); "other" items are not counted. A hit is
-    1 or 0, or the verdict's probability when scores use weighted verdicts."""
-    main_hit = supp_hit = 0.0
-    main_total = supp_total = 0
-    for label, kept in labelled_hits:
-        if label == "main point":
-            main_hit, main_total = main_hit + float(kept), main_total + 1
-        elif label == "supporting detail":
-            supp_hit, supp_total = supp_hit + float(kept), supp_total + 1
-    return main_hit, main_total, supp_hit, supp_total
+# A verdict that failed validation (or whose request failed) counts neither as kept nor as missed: a
+# share is taken over the items with a valid verdict and notes how many that is, and is undefined only
+# where no item it counts has one. Fact Focus is the exception: see _fact_focus.
+Verdict = tuple[str, float | None]  # (item id, 1 or 0 or P(kept)); None: no valid verdict
+
+
+def _verdicts_of(items: Iterable[JudgedItem], verdicts: ViewVerdicts) -> list[Verdict]:
+    return [(i.id, None if verdicts.failure(i.id) else float(verdicts.kept.get(i.id, False))) for i in items]
+
+
+def _failed(items: Sequence[Verdict]) -> list[str]:
+    return [item for item, kept in items if kept is None]
+
+
+def _share(out: _Scores, key: str, items: Sequence[Verdict], noun: str, empty_reason: str) -> None:
+    """The share of kept items among those with a valid verdict (`noun`: what an item is)."""
+    judged = [kept for _, kept in items if kept is not None]
+    failed = _failed(items)
+    if failed and not judged:
+        out.set(key, None, f"no {noun} has a valid verdict ({', '.join(failed)})")
+        return
+    out.set(key, ratio(sum(judged), len(judged)), empty_reason)
+    if failed:
+        out.notes[key] = (f"{METRICS[key]} over {len(judged)} of {len(items)} {noun}s: "
+                          f"no valid verdict for {', '.join(failed)}")
+
+
+def _preference(out: _Scores, key: str, main: Sequence[Verdict], supp: Sequence[Verdict], noun: str,
+                no_main_reason: str) -> None:
+    """FPS / QPS over the main and supporting items with a valid verdict. Undefined where no main
+    item has one, or no supporting item has one while the scaffold has some (the penalty is unknown)."""
+    judged_main = [kept for _, kept in main if kept is not None]
+    judged_supp = [kept for _, kept in supp if kept is not None]
+    failed = _failed([*main, *supp])
+    if main and not judged_main:
+        out.set(key, None, f"no main {noun} has a valid verdict ({', '.join(_failed(main))})")
+    elif supp and not judged_supp:
+        out.set(key, None, f"no supporting {noun} has a valid verdict ({', '.join(_failed(supp))})")
+    else:
+        out.set(key, preference_score(sum(judged_main), len(judged_main), sum(judged_supp), len(judged_supp)),
+                no_main_reason)
+        if failed:
+            out.notes[key] = (f"{METRICS[key]} over {len(judged_main)} of {len(main)} main and {len(judged_supp)} of "
+                              f"{len(supp)} supporting {noun}s: no valid verdict for {', '.join(failed)}")
+
+
+def _by_label(items: Sequence[JudgedItem], verdicts: ViewVerdicts) -> tuple[list[Verdict], list[Verdict]]:
+    """(main, supporting) verdicts; "other" items are not counted."""
+    return (_verdicts_of((i for i in items if i.label == "main point"), verdicts),
+            _verdicts_of((i for i in items if i.label == "supporting detail"), verdicts))
 
 
 def _fact_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int) -> None:
-    main_hit, main_total, supp_hit, supp_total = _hits_by_label((i.label, verdicts.kept.get(i.id, False)) for i in judged)
-    out.set("fps", preference_score(main_hit, main_total, supp_hit, supp_total), "scaffold has no main facts")
-    out.set("fc", ratio(main_hit + supp_hit, main_total + supp_total), "scaffold has no main or supporting facts")
-    out.set("main_fc", ratio(main_hit, main_total), "scaffold has no main facts")
-    out.set("supp_fc", ratio(supp_hit, supp_total), "scaffold has no supporting facts")
-    # Fact Focus: a sentence is aligned when a main or supporting fact judged inferred cites it. A
-    # sentence that conveys only "other" facts is not aligned: other facts never affect a score.
-    aligned = {s for i in judged if i.label in SCORED_LABELS and verdicts.kept.get(i.id, 0) >= 0.5
-               for s in verdicts.cited.get(i.id, ())}
-    if main_total + supp_total == 0:
+    main, supp = _by_label(judged, verdicts)
+    _preference(out, "fps", main, supp, "fact", "scaffold has no main facts")
+    _share(out, "fc", [*main, *supp], "fact", "scaffold has no main or supporting facts")
+    _share(out, "main_fc", main, "main fact", "scaffold has no main facts")
+    _share(out, "supp_fc", supp, "supporting fact", "scaffold has no supporting facts")
+    _fact_focus(out, judged, verdicts, n_sentences, _failed([*main, *supp]))
+
+
+def _fact_focus(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int,
+                failed: list[str]) -> None:
+    """Sentences aligned to a kept main or supporting fact / all sentences: a sentence that conveys only
+    "other" facts is not aligned (other facts never affect a score; EPS is the one exception). Not a
+    share of facts: a failed fact could align a sentence no other fact aligns, so with a failed fact the
+    value is exact only where the judged facts already align every sentence, and undefined otherwise."""
+    scored = [i for i in judged if i.label in SCORED_LABELS]
+    aligned = {s for i in scored if verdicts.kept.get(i.id, 0) >= 0.5 for s in verdicts.cited.get(i.id, ())}
+    if not scored:
         out.set("fact_focus", None, "scaffold has no main or supporting facts")
+    elif failed and len(aligned) < n_sentences:
+        out.set("fact_focus", None, f"no valid verdict for {', '.join(failed)}, which could align a sentence no "
+                                    "judged fact aligns")
     else:
         out.set("fact_focus", ratio(len(aligned), n_sentences), "summary has no sentences")
+        if failed:
+            out.notes["fact_focus"] = (f"Fact Focus from {len(scored) - len(failed)} of {len(scored)} facts (no valid "
+                                       f"verdict for {', '.join(failed)}): exact, as they align every sentence")
 
 
 def _question_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int) -> None:
-    main_hit, main_total, supp_hit, supp_total = _hits_by_label((i.label, verdicts.kept.get(i.id, False)) for i in judged)
-    out.set("qps", preference_score(main_hit, main_total, supp_hit, supp_total), "scaffold has no main questions")
-    out.set("qc", ratio(main_hit + supp_hit, main_total + supp_total), "scaffold has no main or supporting questions")
+    main, supp = _by_label(judged, verdicts)
+    _preference(out, "qps", main, supp, "question", "scaffold has no main questions")
+    _share(out, "qc", [*main, *supp], "question", "scaffold has no main or supporting questions")
 
 
 def _entity_metrics(out: _Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int) -> None:
     # The paper (G.6): the denominator is always every scaffold attribute, whatever its label, so an
     # "other" attribute counts here (the one place it does) and a kept one raises EPS.
-    kept = sum(float(verdicts.kept.get(i.id, 0)) for i in judged)
-    out.set("eps", ratio(kept, len(judged)), "scaffold has no entity attributes")
+    _share(out, "eps", _verdicts_of(judged, verdicts), "entity attribute", "scaffold has no entity attributes")
 
 
 # The metrics each view's verdicts feed (METHOD.md's formulas), by view.
@@ -170,7 +226,9 @@ def score_summary(
             f"faithfulness check failed: {judgments.failures.get('faithfulness', '?')}")
         out.set("f", None, reason)
     else:
-        out.set("f", ratio(sum(judgments.sentence_faithful), len(judgments.sentence_faithful)), "summary has no sentences")
+        sentences = [(f"S{i}", None if faithful is None else float(faithful))
+                     for i, faithful in enumerate(judgments.sentence_faithful, 1)]
+        _share(out, "f", sentences, "sentence", "summary has no sentences")
 
     ds_keys = [f"ds_{axis}" for axis in DIRECT_SCORE_AXES] + ["ds"]
     if judgments.direct_score is None:
@@ -184,9 +242,8 @@ def score_summary(
 
     out.set("rouge_l", rouge_l_value, "no reference summary")
     ordered = {k: out.values.get(k) for k in METRICS}
-    return SummaryScores(
-        doc_id=scaffold.doc_id, system=system, n_sentences=n_sentences, values=ordered, undefined=out.undefined
-    )
+    return SummaryScores(doc_id=scaffold.doc_id, system=system, n_sentences=n_sentences, values=ordered,
+                         undefined=out.undefined, notes=out.notes)
 
 
 # ---------------------------------------------------------------- ROUGE-L
@@ -238,6 +295,7 @@ class MetricMean(BaseModel):
     paired_mean: float | None = None  # None in runs scored before paired means were saved
     paired_documents: int = 0  # documents in the paired mean
     paired_left_out: dict[str, int] = {}  # this system's values left out of the paired mean: why, how many
+    partial: int = 0  # summaries in the mean whose value is over fewer items, some verdicts having failed (notes)
 
 
 class SystemScores(BaseModel):
@@ -289,6 +347,7 @@ def system_means(rows: Sequence[SummaryScores]) -> list[SystemScores]:
                 paired_mean=fmean(paired) if paired else None,
                 paired_documents=len(paired),  # every system has a value on each of them
                 paired_left_out=dict(left_out),
+                partial=sum(r.values.get(key) is not None and key in r.notes for r in members),
             )
         result.append(SystemScores(system=system, n_summaries=len(members), metrics=metrics))
     return result

@@ -222,6 +222,10 @@ class Pipeline:
         """The records of these requests by cache key: from the store's cache where it holds a finished
         one, the rest sent now (and cached). Also returns the records sent."""
         records = self.cache.finished(p.cache_key for p in planned)
+        for p in planned:  # a stored invalid output is read again: today's rules may keep its valid items
+            stored = records.get(p.cache_key)
+            if stored is not None and stored.failure == "validation" and stored.failed_items is None:
+                records[p.cache_key] = self.judge.reread(p, stored)
         pending = list({p.cache_key: p for p in planned if p.cache_key not in records}.values())
         pending.sort(key=prefix_order)
         sent: list[Record] = []

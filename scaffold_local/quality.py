@@ -97,8 +97,10 @@ def read_support(quality: ScaffoldQuality, scaffold: Scaffold, parsed: dict[str,
         return
     quality.unsupported = []
     for i, fact in enumerate(scaffold.facts or (), 1):
-        verdict = parsed.get(f"S{i}", {})
-        if verdict.get("category", NO_ERROR) != NO_ERROR:
+        verdict = parsed.get(f"S{i}")
+        if verdict is None:
+            continue  # this fact's check failed: neither supported nor unsupported
+        if verdict["category"] != NO_ERROR:
             quality.unsupported.append(fact.id)
             quality.unsupported_reasons[fact.id] = f"{verdict.get('category')}: {verdict.get('reason', '')}"
 

@@ -32,7 +32,7 @@ FailureCategory = Literal[
     "timeout",  # no answer within the time limit, after every retry
     "engine_crash",  # the engine raised or aborted the request
     "truncated",  # the output hit max_tokens, also after one retry with a larger budget
-    "validation",  # complete output that is not valid for its schema or breaks an id rule
+    "validation",  # complete output that is not valid for its schema or breaks an id rule (maybe for some items only)
 ]
 FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
 # Worth sending again on the next run; the others would fail the same way until the request (and
@@ -55,8 +55,11 @@ class Record(BaseModel):
     usage: dict[str, Any] | None = None
     latency_s: float | None = None
     error: str | None = None  # what the engine or server said
-    parsed: dict[str, Any] | None = None
+    parsed: dict[str, Any] | None = None  # with failed_items: the valid verdicts only
     validation_error: str | None = None  # output that failed validation: kept, never counted
+    # Item id -> why its verdict failed, where the rest of the output is valid: that item alone is not
+    # counted (failure "validation"); the other verdicts are in `parsed` and count.
+    failed_items: dict[str, str] | None = None
     failure: FailureCategory | None = None
     max_tokens: int | None = None  # the budget of the attempt recorded
     attempts: int = 1  # 2 when a truncated output was retried with a larger budget
@@ -84,6 +87,9 @@ def usage_stats(records: Sequence[Record]) -> dict[str, Any]:
         "prefix_cache_hit_rate": round(cached / prompt, 4) if cached is not None and prompt else None,
         "finish_reasons": dict(Counter(r.finish_reason for r in records)),
         "validation_failures": sum(r.validation_error is not None for r in records),
+        # of them, outputs valid but for some items: those items are not counted, the others are
+        "partly_valid": sum(bool(r.failed_items) for r in records),
+        "items_failed_alone": sum(len(r.failed_items or {}) for r in records),
         "failures": dict(Counter(r.failure for r in records if r.failure)),
         "truncation_retries": sum(r.attempts > 1 for r in records),
     }

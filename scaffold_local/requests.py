@@ -30,9 +30,11 @@ from .schemas import (
     KEPT_ATTRIBUTE_KEYS,
     OutputError,
     Scaffold,
+    describe_failed_items,
     direct_score_model,
     faithfulness_model,
     json_schema,
+    parse_items,
     parse_output,
     schema_text,
 )
@@ -46,6 +48,8 @@ KIND_OF_TASK: dict[str, str] = {
     "direct_score": "direct_score",
 }
 JUDGMENT_KINDS = tuple(KIND_OF_TASK.values())
+# Tasks whose output holds one verdict per item id: read item by item, so one bad item voids only itself.
+ITEM_TASKS = frozenset(task for task, kind in KIND_OF_TASK.items() if kind != "direct_score")
 
 
 def _schema_hash(schema: dict[str, Any] | None) -> str | None:
@@ -131,16 +135,37 @@ class Judge:
             record.failure = result.failure or "engine_crash"
             return record
         try:
-            parsed = parse_output(planned.model, result.text).model_dump()
-            record.parsed = _once_each(parsed) if self.method.compact_verdicts else _check_ids(parsed)
+            if planned.task in ITEM_TASKS:
+                parsed, failed = parse_items(planned.model, result.text)
+            else:
+                parsed, failed = parse_output(planned.model, result.text).model_dump(), {}
+            if self.method.compact_verdicts:
+                record.parsed = _once_each(parsed)
+            else:
+                failed |= _ids_cited_twice(parsed)
+                record.parsed = {item: verdict for item, verdict in parsed.items() if item not in failed}
+                if not record.parsed:
+                    raise OutputError(describe_failed_items(failed))
             if result.logprobs and planned.task in VERDICT_OF_TASK:
                 record.confidence = verdict_confidence(result.text or "", result.logprobs, VERDICT_OF_TASK[planned.task],
                                                       self.method.decided_by_evidence)
+            if failed:  # the valid verdicts count; the failed items alone are a validation failure
+                record.failed_items, record.failure = failed, "validation"
+                record.validation_error = describe_failed_items(failed)
+                record.confidence = {i: p for i, p in (record.confidence or {}).items() if i in record.parsed} or None
         except OutputError as exc:
             truncated = result.finish_reason == "length"
             record.validation_error = f"{exc}" + (" (output cut off at max_tokens)" if truncated else "")
             record.failure = "truncated" if truncated else "validation"
         return record
+
+    def reread(self, planned: PlannedRequest, stored: Record) -> Record:
+        """A stored output read again under today's rules, without an engine call: a store written
+        before verdicts were read item by item holds outputs rejected whole for one bad item. The
+        token probabilities are not stored, so items valid only now have no confidence."""
+        again = self.record(planned, Result(id=stored.request_id, text=stored.text, finish_reason="stop"))
+        return stored.model_copy(update={key: getattr(again, key)
+                                         for key in ("parsed", "failed_items", "validation_error", "failure")})
 
     # ------------------------------------------------------------ stage 1: extraction
 
@@ -233,8 +258,9 @@ class Judge:
 
     def verdicts(self, view: str, record: Record, weighted: bool = False) -> ViewVerdicts:
         """A view's verdicts as this judge decides them: the output's own, or, for every item whose
-        P(kept) was recorded, P(kept) itself (`weighted`) or P(kept) >= the config's decision threshold."""
-        verdicts = VIEW_SPECS[view].read(record.parsed or {})
+        P(kept) was recorded, P(kept) itself (`weighted`) or P(kept) >= the config's decision threshold.
+        Items whose verdict failed are in `failed`, neither kept nor missed."""
+        verdicts = VIEW_SPECS[view].read_record(record) or ViewVerdicts(kept={})
         if record.confidence and weighted:
             return dataclasses.replace(verdicts, kept={**verdicts.kept, **record.confidence})
         if record.confidence and self.decision_threshold is not None:
@@ -267,7 +293,9 @@ class Judge:
             if spec is not None:
                 out.views[kind] = self.verdicts(kind, record, weighted) if record is not None else spec.read(parsed)
             elif kind == "faithfulness":
-                out.sentence_faithful = [parsed[f"S{i}"]["category"] == NO_ERROR for i in range(1, n_sentences + 1)]
+                failed = (record.failed_items if record is not None else None) or {}
+                out.sentence_faithful = [None if f"S{i}" in failed else parsed[f"S{i}"]["category"] == NO_ERROR
+                                         for i in range(1, n_sentences + 1)]
             else:
                 out.direct_score = {k: v for k, v in parsed.items() if k != "rationale"}
         return out
@@ -275,22 +303,30 @@ class Judge:
 
 def join_records(records: Sequence[Record]) -> Record:
     """The records of one kind of judgment asked one item per request, as if one request had asked
-    about every item: the verdicts and confidences of all items, or the first failed item's record
-    (its failure and raw text name the item), so a failure is never hidden and never half counted."""
+    about every item: the verdicts and confidences of the items judged, and, in `failed_items`, each
+    item whose request failed, with its class and reason (its own record keeps the raw text), so a
+    failed item voids only itself. Where every item failed: the first failed item's record."""
     if len(records) == 1:
         return records[0]
-    failed = next((r for r in records if r.parsed is None), None)
-    if failed is not None:
-        item = failed.request_id.rsplit("/", 1)[-1]
-        return failed.model_copy(update={key: f"{item}: {value}" for key in ("validation_error", "error")
-                                         if (value := getattr(failed, key))})
-    first = records[0]
-    confidence = {k: v for r in records for k, v in (r.confidence or {}).items()}
+    failed = [r for r in records if r.parsed is None]
+    judged = [r for r in records if r.parsed is not None]
+    if not judged:
+        item = failed[0].request_id.rsplit("/", 1)[-1]
+        return failed[0].model_copy(update={key: f"{item}: {value}" for key in ("validation_error", "error")
+                                            if (value := getattr(failed[0], key))})
+    failed_items = {k: v for r in judged for k, v in (r.failed_items or {}).items()}
+    failed_items |= {r.request_id.rsplit("/", 1)[-1]: f"{r.failure}: {r.validation_error or r.error or 'no output'}"
+                     for r in failed}
+    first = judged[0]
+    confidence = {k: v for r in judged for k, v in (r.confidence or {}).items()}
     return first.model_copy(update={
         "request_id": first.request_id.rsplit("/", 1)[0], "cache_key": "", "text": None,
-        "parsed": {k: v for r in records for k, v in (r.parsed or {}).items()},
+        "parsed": {k: v for r in judged for k, v in (r.parsed or {}).items()},
         "confidence": confidence or None,
         "usage": {k: sum((r.usage or {}).get(k) or 0 for r in records) for k in (first.usage or {})} or None,
+        "failed_items": failed_items or None,
+        "validation_error": describe_failed_items(failed_items) or None,
+        "failure": failed[0].failure if failed else ("validation" if failed_items else None),
     })
 
 
@@ -337,17 +373,19 @@ def verdict_confidence(text: str, tokens: Sequence[TokenAlternatives], verdict: 
     return confidence
 
 
-def _check_ids(parsed: dict[str, Any]) -> dict[str, Any]:
+def _ids_cited_twice(parsed: dict[str, Any]) -> dict[str, str]:
     """A rule the grammar cannot state (no engine enforces uniqueItems): up to method version 2, an
-    id cited twice within one verdict makes the output invalid."""
+    id cited twice within one verdict makes that verdict invalid. The verdicts that break it, with why."""
+    broken = {}
     for item_id, verdict in parsed.items():
         if not isinstance(verdict, dict):
             continue
         for key in (*CITED_KEYS, *KEPT_ATTRIBUTE_KEYS):
             values = verdict.get(key, [])
             if len(values) != len(set(values)):
-                raise OutputError(f"{item_id}.{key}: duplicate ids {values}")
-    return parsed
+                broken[item_id] = f"{key}: duplicate ids {values}"
+                break
+    return broken
 
 
 def _once_each(parsed: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import json
 from functools import cache, lru_cache
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from .method import NO_ERROR, MethodVersion
 
@@ -363,19 +363,86 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def parse_output(model: type[BaseModel], text: str | None) -> BaseModel:
-    """Parse and validate one output. Duplicate keys (which json.loads would silently collapse) and
-    unknown ids are errors, never counted."""
+def _load_json(text: str | None, object_pairs_hook: Any) -> Any:
     if text is None or not text.strip():
         raise OutputError("empty output")
     try:
-        data = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
+        return json.loads(text, object_pairs_hook=object_pairs_hook)
     except json.JSONDecodeError as exc:
         raise OutputError(f"not valid JSON: {exc}") from None
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()[:5])
+
+
+def parse_output(model: type[BaseModel], text: str | None) -> BaseModel:
+    """Parse and validate one output. Duplicate keys (which json.loads would silently collapse) and
+    unknown ids are errors, never counted."""
+    data = _load_json(text, _reject_duplicate_keys)
     try:
         return model.model_validate(data, strict=True)  # as the JSON schema: no "1" for 1, no 1 for true
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()[:5]
-        )
-        raise OutputError(f"schema violation: {problems}") from None
+        raise OutputError(f"schema violation: {_problems(exc)}") from None
+
+
+class _Object(dict[str, Any]):
+    """A JSON object that remembers the keys given in it more than once (json.loads keeps the last)."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _remember_repeated_keys(pairs: list[tuple[str, Any]]) -> _Object:
+    keys = [k for k, _ in pairs]
+    found = _Object(pairs)
+    found.repeated = tuple(sorted({k for k in keys if keys.count(k) > 1}))
+    return found
+
+
+def _repeated_within(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [k for v in value for k in _repeated_within(v)]
+    if isinstance(value, _Object):
+        return [*value.repeated, *(k for v in value.values() for k in _repeated_within(v))]
+    return []
+
+
+@lru_cache(maxsize=4096)
+def _item_adapter(model: type[BaseModel], item_id: str) -> TypeAdapter[Any]:
+    annotation = model.model_fields[item_id].annotation
+    assert annotation is not None  # every field of a judgment model is typed
+    return TypeAdapter(annotation)
+
+
+def parse_items(model: type[BaseModel], text: str | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """Parse an output that holds one verdict per item id (an alignment, a sentence check) item by
+    item: the valid verdicts, and why each other id failed (given twice, not an item of the request,
+    missing, or a verdict its schema rejects), so that one bad item does not void the others. The
+    output fails as a whole (OutputError) when it is not a JSON object or holds no valid verdict."""
+    data = _load_json(text, _remember_repeated_keys)
+    if not isinstance(data, _Object):
+        raise OutputError(f"schema violation: <root>: not a JSON object but {type(data).__name__}")
+    fields = model.model_fields
+    failed = {key: "duplicate key in the output (judged twice)" for key in data.repeated}
+    failed |= {key: "not an item of this request" for key in data if key not in fields and key not in failed}
+    failed |= {key: "missing" for key in fields if key not in data}
+    valid = {}
+    for key, value in data.items():
+        if key in failed:
+            continue
+        if repeated := _repeated_within(value):
+            failed[key] = f"duplicate keys in the verdict: {', '.join(sorted(set(repeated)))}"
+            continue
+        adapter = _item_adapter(model, key)
+        try:
+            valid[key] = adapter.dump_python(adapter.validate_python(value, strict=True))
+        except ValidationError as exc:
+            failed[key] = f"schema violation: {_problems(exc)}"
+    if not valid:
+        raise OutputError(describe_failed_items(failed) or "no items")
+    return valid, failed
+
+
+def describe_failed_items(failed: dict[str, str]) -> str:
+    """Failed items as one line: "F2: missing; F9: not an item of this request"."""
+    return "; ".join(f"{item}: {why}" for item, why in failed.items())

@@ -9,9 +9,10 @@ view touches this module and its prompts.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -33,6 +34,9 @@ from .schemas import (
     question_extraction_model,
 )
 
+if TYPE_CHECKING:
+    from .records import Record
+
 
 @dataclass(frozen=True)
 class JudgedItem:
@@ -51,6 +55,12 @@ class ViewVerdicts:
     kept: Mapping[str, float]  # inferred / answered / preserved: 1 or 0, or P(kept) with weighted verdicts
     cited: Mapping[str, Sequence[int]] = field(default_factory=dict)  # summary sentence ids
     justification: Mapping[str, str] = field(default_factory=dict)
+    # Output ids (a fact, a question, an entity) whose verdict failed, with why: neither kept nor missed.
+    failed: Mapping[str, str] = field(default_factory=dict)
+
+    def failure(self, item_id: str) -> str | None:
+        """Why this item has no valid verdict (an attribute: its entity's verdict), or None."""
+        return self.failed.get(item_id) or self.failed.get(item_id.split(".")[0])
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,13 @@ class ViewSpec:
     def items(self, scaffold: Scaffold) -> tuple[Any, ...] | None:
         """The view's items, or None when its extraction failed."""
         return getattr(scaffold, self.name)
+
+    def read_record(self, record: Record) -> ViewVerdicts | None:
+        """The verdicts of one judgment record of this view, with the items whose verdict failed; None
+        when its output failed as a whole."""
+        if record.parsed is None:
+            return None
+        return dataclasses.replace(self.read(record.parsed), failed=dict(record.failed_items or {}))
 
 
 def _first(verdict: Mapping[str, Any], keys: tuple[str, ...], default: Any = None) -> Any:

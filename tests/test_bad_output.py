@@ -56,7 +56,7 @@ def score_with(config, tmp_path, script: dict):
     return outcome, records, scripted, seen
 
 
-def _score(config, tmp_path, script: dict):
+def _score(config, tmp_path, script: dict, store=None):
     tmp_path.mkdir()
     rows = [{"doc_id": "f", "document": FACTORY, "system": "bad", "summary": GOOD},
             {"doc_id": "f", "document": FACTORY, "system": "good", "summary": OTHER}]
@@ -74,7 +74,7 @@ def _score(config, tmp_path, script: dict):
         b.generate = generate
         return b
 
-    outcome = Pipeline(config, tmp_path / "store", backend_factory=factory).score(
+    outcome = Pipeline(config, store or tmp_path / "store", backend_factory=factory).score(
         load_input(write_jsonl(tmp_path / "in.jsonl", rows)))
     records = {r["request_id"]: r for r in map(json.loads, (outcome.run_dir / "records.jsonl").read_text().splitlines())}
     scores = {s.system: s for s in outcome.summaries}
@@ -177,33 +177,118 @@ def _cite(ids):
     return mutate
 
 
+# A verdict that fails alone: the others keep theirs (issue 18, point 4). Each case fails main fact F1 or F2,
+# so by hand: the other main fact is judged and kept (Main FC 1 over 1 of 2), F3 and F4 are judged and
+# missed (Supp FC 0), FC = 1/3 over 3 of the 4 main and supporting facts, FPS = 1 x (1 - 0) = 1, and Fact
+# Focus is undefined: the judged facts align one of the 2 sentences, and the failed fact could align the other.
+@pytest.mark.parametrize("script, failed, reason", [
+    (edit(_rename("F2", "F9")), {"F2", "F9"}, "F9: not an item of this request"),  # an id the scaffold lacks
+    (edit(_drop("F2")), {"F2"}, "F2: missing"),                               # an item left out
+    (_repeat_first, {"F1"}, "F1: duplicate key"),                              # an item judged twice
+    (edit(_cite([3])), {"F1"}, "F1"),                                         # a sentence id past the summary's 2 sentences
+    (edit(_cite([0])), {"F1"}, "F1"),                                         # sentence ids start at 1
+    (edit(_cite([1, 1])), {"F1"}, "F1: sentence_ids: duplicate ids [1, 1]"),  # a sentence cited twice
+    (edit(lambda v: {**v, "F1": {"justification": "x", "sentence_ids": [], "inferred": True}}), {"F1"}, "F1"),  # no evidence
+    (edit(lambda v: {**v, "F1": {**v["F1"], "inferred": "yes"}}), {"F1"}, "F1"),  # a string for a boolean
+], ids=["unknown-id", "missing-id", "repeated-id", "sentence-past-end", "sentence-0", "cited-twice",
+        "verdict-without-evidence", "wrong-type"])
+def test_a_bad_fact_verdict_fails_alone_and_the_other_verdicts_count(responder_config, tmp_path, script, failed, reason):
+    outcome, records, scores, _ = score_with(responder_config, tmp_path, {"f/bad/facts": script})
+    record = records["f/bad/facts"]
+    assert record["failure"] == "validation" and record["attempts"] == 1 and reason in record["validation_error"]
+    assert set(record["failed_items"]) == failed and not failed & set(record["parsed"])
+    assert set(record["parsed"]) == {"F1", "F2", "F3", "F4", "F5"} - failed
+    bad, baseline = scores["bad"], scores["baseline"]
+    [lost] = {"F1", "F2"} & failed
+    assert {k: bad.values[k] for k in FACT_METRICS} == {
+        "fps": 1.0, "fc": pytest.approx(1 / 3), "main_fc": 1.0, "supp_fc": 0.0, "fact_focus": None}
+    assert bad.notes["fc"] == f"FC over 3 of 4 facts: no valid verdict for {lost}"
+    assert bad.notes["main_fc"] == f"Main FC over 1 of 2 main facts: no valid verdict for {lost}"
+    assert "supp_fc" not in bad.notes and lost in bad.notes["fps"]
+    assert lost in bad.undefined["fact_focus"] and "could align" in bad.undefined["fact_focus"]
+    assert all(bad.values[k] == v for k, v in baseline.values.items() if k not in FACT_METRICS)
+    assert scores["good"].values == scores["baseline-good"].values
+    means = next(s for s in outcome.systems if s.system == "bad").metrics
+    assert (means["fc"].n, means["fc"].excluded, means["fc"].partial) == (1, 0, 1)
+    assert (means["fact_focus"].n, means["fact_focus"].excluded) == (0, 1)
+    assert outcome.failures == {"validation": 1} and outcome.validation_failures == 1  # still one failed judgment
+    usage = json.loads((outcome.run_dir / "usage.json").read_text())["judgments"]
+    assert usage["failures"] == {"validation": 1} and usage["items_failed_alone"] == len(failed)
+
+
+def _duplicate_and_unknown(item):
+    """The responder's answer with `item` given twice and an extra item F9 the scaffold does not have."""
+    def make(text):
+        value = json.loads(text)
+        value["F9"] = value["F4"]
+        body = json.dumps(value)[1:-1]
+        return "{" + body + ", " + json.dumps(item) + ": " + json.dumps(value[item]) + "}", "stop"
+    return make
+
+
+@pytest.mark.parametrize("item, expected, notes", [
+    # F1 (main) given twice: F2 kept (Main FC 1/1), F3, F4 missed (Supp FC 0/2), FC 1/3, FPS 1 x (1 - 0) = 1;
+    # the judged facts align sentence 2 only and F1 could align sentence 1: Fact Focus undefined.
+    ("F1", {"fps": 1.0, "fc": 1 / 3, "main_fc": 1.0, "supp_fc": 0.0, "fact_focus": None},
+     {"fps", "fc", "main_fc"}),
+    # F3 (supporting) given twice: F1, F2 kept (Main FC 2/2), F4 missed (Supp FC 0/1), FC 2/3, FPS 1 x (1 - 0) = 1;
+    # F1 and F2 align both sentences, so F3 cannot change Fact Focus: 2/2, exact.
+    ("F3", {"fps": 1.0, "fc": 2 / 3, "main_fc": 1.0, "supp_fc": 0.0, "fact_focus": 1.0},
+     {"fps", "fc", "supp_fc", "fact_focus"}),
+])
+def test_a_duplicate_and_an_unknown_id_fail_alone(responder_config, tmp_path, item, expected, notes):
+    """METHOD.md: a duplicate or unknown id is a validation error for that item, never silently counted.
+    The other items' verdicts count; the metrics that needed the failed item are over the judged items
+    and say so, or undefined with the reason (Fact Focus, where the failed fact could change it)."""
+    outcome, records, scores, _ = score_with(responder_config, tmp_path, {"f/bad/facts": _duplicate_and_unknown(item)})
+    record = records["f/bad/facts"]
+    assert (record["failure"], set(record["failed_items"])) == ("validation", {item, "F9"})
+    assert record["text"].count(f'"{item}"') == 2  # the raw text, as the judge wrote it
+    assert set(record["parsed"]) == {"F1", "F2", "F3", "F4", "F5"} - {item}
+    bad = scores["bad"]
+    assert {k: bad.values[k] for k in FACT_METRICS} == {k: pytest.approx(v) if v is not None else None
+                                                         for k, v in expected.items()}
+    assert set(bad.notes) == notes and all(item in note and "F9" not in note for note in bad.notes.values())
+    assert set(bad.undefined) == ({"fact_focus", "rouge_l"} if expected["fact_focus"] is None else {"rouge_l"})
+    assert outcome.failures == {"validation": 1}
+
+
 @pytest.mark.parametrize("script, reason", [
-    (edit(_rename("F2", "F9")), "F9"),                        # an id the scaffold does not have
-    (edit(_drop("F2")), "F2"),                                # an item left out
-    (_repeat_first, "duplicate keys in output: F1"),          # an item judged twice
-    (edit(_cite([3])), "F1"),                                 # a sentence id past the summary's 2 sentences
-    (edit(_cite([0])), "F1"),                                 # sentence ids start at 1
-    (edit(_cite([1, 1])), "F1.sentence_ids: duplicate ids [1, 1]"),  # a sentence cited twice
-    (edit(lambda v: {**v, "F1": {"justification": "x", "sentence_ids": [], "inferred": True}}), "F1"),  # no evidence
-    (edit(lambda v: {**v, "F1": {**v["F1"], "inferred": "yes"}}), "F1"),  # a string for a boolean
     (edit(lambda v: [v]), "schema violation"),                # an array, not an object
+    (edit(lambda v: {k: {"inferred": "no"} for k in v}), "F1"),  # no valid verdict at all
     (lambda text: ("The summary conveys every fact.", "stop"), "not valid JSON"),
     (lambda text: ("", "stop"), "empty output"),
     (lambda text: (None, "stop"), "empty output"),
-], ids=["unknown-id", "missing-id", "repeated-id", "sentence-past-end", "sentence-0", "cited-twice",
-        "verdict-without-evidence", "wrong-type", "array", "prose", "empty", "none"])
-def test_invalid_fact_verdicts_are_kept_raw_and_never_counted(responder_config, tmp_path, script, reason):
+], ids=["array", "every-item-bad", "prose", "empty", "none"])
+def test_an_output_bad_as_a_whole_is_kept_raw_and_never_counted(responder_config, tmp_path, script, reason):
     outcome, records, scores, _ = score_with(responder_config, tmp_path, {"f/bad/facts": script})
     record = records["f/bad/facts"]
     assert record["failure"] == "validation" and record["parsed"] is None and record["attempts"] == 1
     assert reason in record["validation_error"]
-    baseline_text = records["f/good/facts"]["text"]  # (the script's input: any valid answer will do here)
-    assert isinstance(baseline_text, str)
     assert_only_facts_undefined(scores, reason)
     assert_left_out_of_means(outcome)
     assert outcome.failures == {"validation": 1} and outcome.validation_failures == 1
     usage = json.loads((outcome.run_dir / "usage.json").read_text())
     assert usage["judgments"]["failures"] == {"validation": 1}
+
+
+def test_an_output_stored_before_items_were_read_alone_is_read_again(responder_config, tmp_path):
+    """A store written before issue 18 holds the output whole-rejected: the next run reads its text
+    again, item by item, without calling the engine."""
+    from scaffold_local.store import JudgmentCache
+
+    script = {"f/bad/facts": edit(_cite([1, 1]))}
+    _, records, _, _ = _score(responder_config, tmp_path / "first", script)
+    cache = JudgmentCache(tmp_path / "first" / "store")
+    key = records["f/bad/facts"]["cache_key"]
+    stored = cache.get([key])[key]
+    cache.put([stored.model_copy(update={"parsed": None, "failed_items": None,
+                                         "validation_error": "F1.sentence_ids: duplicate ids [1, 1]"})])
+    cache.close()
+    outcome, again, scores, seen = _score(responder_config, tmp_path / "again", {}, store=tmp_path / "first" / "store")
+    assert not any(r.id == "f/bad/facts" for r in seen)  # not sent: the stored text read again
+    assert set(again["f/bad/facts"]["failed_items"]) == {"F1"} and "F2" in again["f/bad/facts"]["parsed"]
+    assert scores["bad"].values["fc"] == pytest.approx(1 / 3)
 
 
 def test_the_raw_text_of_a_bad_verdict_is_kept_verbatim(responder_config, tmp_path):

@@ -418,8 +418,47 @@ def test_compact_verdicts_of_v3_score_as_v2_and_carry_confidence(responder_confi
         assert (facts.confidence[item] >= 0.5) == bool(verdict["ids"])
 
 
+def test_realsumm_counts_the_summaries_each_rule_leaves_out(tmp_path):
+    """Issue 18: one summary's fact output has an id the scaffold lacks (every fact still judged), one
+    has a bad verdict for fact F2, one is prose. Before, each left its whole summary out (3 of 4); now
+    only the prose does (1), and F2 alone is a failed item."""
+    from scaffold_local.backends.base import Result
+    from scaffold_local.backends.responder import ResponderBackend
+    from scaffold_local.config import ModelConfig
+    from scaffold_local.metaeval import realsumm
+    from scaffold_local.metaeval.data import load
+
+    def unknown_id(text):
+        value = json.loads(text)
+        return json.dumps({**value, "F9": value["F1"]})
+
+    def bad_f2(text):
+        value = json.loads(text)
+        return json.dumps({**value, "F2": {**value["F2"], "inferred": "yes"}})
+
+    edits = {"factory/a/facts": unknown_id, "factory/b/facts": bad_f2, "library/b/facts": lambda text: "All facts."}
+
+    class ThreeBadOutputs(ResponderBackend):
+        def generate(self, requests):
+            return [Result(id=r.id, text=edits[r.id](result.text), finish_reason="stop") if r.id in edits else result
+                    for r, result in zip(requests, super().generate(requests))]
+
+    docs = load(eval_data(tmp_path / "eval-data"), "realsumm")
+    pipeline = Pipeline(ModelConfig.load(str(RESPONDER_CONFIG)), tmp_path / "store", backend_factory=ThreeBadOutputs)
+    result = realsumm.alignment(pipeline, docs)
+    assert result.tables["summaries_left_out"] == [
+        {"rule": "any failed item leaves the summary out (before issue 18)", "summaries": 3, "of": 4},
+        {"rule": "only a summary without one valid fact verdict is left out", "summaries": 1, "of": 4}]
+    assert (result.items, result.failed) == (10 - 1 - 2, 1 + 2)  # F2 of factory/b; both facts of library/b
+    rows = {(r["doc_id"], r["system"]): r for r in result.tables["fc_per_summary"]}
+    assert set(rows) == {("factory", "a"), ("factory", "b"), ("library", "a")}
+    assert rows[("factory", "b")]["judge_fc"] == 0.5  # over its 2 judged facts: F1 missed, F3 inferred
+    assert any("summaries left out" in line and "3 of 4" in line and "1 of 4" in line for line in result.summary)
+
+
 def test_v3_reads_a_sentence_cited_twice_once_and_v2_refuses_it():
-    """No grammar engine enforces uniqueItems, and small judges pad cited lists with repeats."""
+    """No grammar engine enforces uniqueItems, and small judges pad cited lists with repeats. Under v2
+    the verdict that cites a sentence twice fails alone; the other verdict counts."""
     from scaffold_local.backends.base import Result
     from scaffold_local.config import ModelConfig
     from scaffold_local.data import Candidate, Document
@@ -434,7 +473,8 @@ def test_v3_reads_a_sentence_cited_twice_once_and_v2_refuses_it():
     candidate = Candidate(record=1, doc_id="d", system="s", summary="One. Two. Three.")
     cases = ((3, '{"F1":{"ids":[2,1,2],"why":"x"},"F2":{"ids":[]}}', {"F1": {"ids": [2, 1], "why": "x"}, "F2": {"ids": []}}, None),
              (2, '{"F1":{"justification":"x","sentence_ids":[2,1,2],"inferred":true},'
-                 '"F2":{"justification":"y","sentence_ids":[],"inferred":false}}', None, "F1.sentence_ids: duplicate ids"))
+                 '"F2":{"justification":"y","sentence_ids":[],"inferred":false}}',
+              {"F2": {"justification": "y", "sentence_ids": [], "inferred": False}}, "F1: sentence_ids: duplicate ids"))
     for version, text, parsed, error in cases:
         judge = Judge(ModelConfig.load(str(RESPONDER_CONFIG)), method_version(version))
         planned = next(p for p in judge.judgment_requests(scaffold, document, candidate) if p.task == "align_facts")

@@ -199,6 +199,68 @@ def test_fact_focus_is_undefined_without_main_or_supporting_facts():
     assert scores.undefined["fact_focus"] == "scaffold has no main or supporting facts"
 
 
+# ---------------------------------------------------------------- items whose verdict failed (issue 18)
+# A failed verdict counts neither as kept nor as missed: a share is over the judged items and says so;
+# it is undefined only when none of its items was judged, or (Fact Focus) when a failed fact could change it.
+
+
+def test_worked_example_with_a_failed_main_and_a_failed_supporting_fact():
+    # Summary A (F1, F2, F5 inferred) with F2 (main) and F6 (supporting) failed: main F1 kept of F1, F3, F4;
+    # supporting F5 kept of F5, F7. FPS = 1/3 x (1 - 1/2) = 1/6; FC = 2/5; Main FC 1/3; Supp FC 1/2.
+    verdicts = ViewVerdicts(kept={i: i in {"F1", "F5"} for i in ("F1", "F3", "F4", "F5", "F7")},
+                            cited={"F1": [1], "F5": [2]}, failed={"F2": "duplicate key", "F6": "missing"})
+    scores = score_summary(WORKED, Judgments(views={"facts": verdicts}), system="A", n_sentences=3)
+    assert scores.values["fps"] == pytest.approx(1 / 6) and scores.values["fc"] == pytest.approx(2 / 5)
+    assert scores.values["main_fc"] == pytest.approx(1 / 3) and scores.values["supp_fc"] == 0.5
+    assert scores.notes == {
+        "fps": "FPS over 3 of 4 main and 2 of 3 supporting facts: no valid verdict for F2, F6",
+        "fc": "FC over 5 of 7 facts: no valid verdict for F2, F6",
+        "main_fc": "Main FC over 3 of 4 main facts: no valid verdict for F2",
+        "supp_fc": "Supp FC over 2 of 3 supporting facts: no valid verdict for F6"}
+    # Sentence 3 is aligned by no judged fact, and F2 or F6 could align it.
+    assert scores.values["fact_focus"] is None
+    assert scores.undefined["fact_focus"] == "no valid verdict for F2, F6, which could align a sentence no judged fact aligns"
+
+
+def test_fact_focus_is_exact_when_the_judged_facts_align_every_sentence():
+    scaffold = make_scaffold(2, 0)
+    verdicts = ViewVerdicts(kept={"F1": True}, cited={"F1": [1, 2]}, failed={"F2": "missing"})
+    scores = score_summary(scaffold, Judgments(views={"facts": verdicts}), system="s", n_sentences=2)
+    assert scores.values["fact_focus"] == 1.0
+    assert scores.notes["fact_focus"] == "Fact Focus from 1 of 2 facts (no valid verdict for F2): exact, as they align every sentence"
+
+
+def test_every_main_or_every_supporting_item_failed_leaves_its_metrics_undefined():
+    scaffold = make_scaffold(1, 2, main_q=2, supp_q=1)
+    no_main = ViewVerdicts(kept={"F2": True, "F3": False}, cited={"F2": [1]}, failed={"F1": "missing"})
+    no_supp = ViewVerdicts(kept={"Q1": True, "Q2": False}, failed={"Q3": "duplicate key"})
+    scores = score_summary(scaffold, Judgments(views={"facts": no_main, "questions": no_supp}), system="s", n_sentences=1)
+    assert (scores.values["fps"], scores.values["main_fc"]) == (None, None)
+    assert scores.undefined["fps"] == scores.undefined["main_fc"] == "no main fact has a valid verdict (F1)"
+    assert scores.values["supp_fc"] == 0.5 and scores.values["fc"] == 0.5  # F2 kept, F3 missed
+    assert scores.values["qps"] is None  # the penalty factor of no judged supporting question is unknown, not 1
+    assert scores.undefined["qps"] == "no supporting question has a valid verdict (Q3)"
+    assert scores.values["qc"] == 0.5 and scores.notes["qc"] == "QC over 2 of 3 questions: no valid verdict for Q3"
+
+
+def test_eps_and_f_over_the_judged_attributes_and_sentences():
+    # Entity E2's verdict failed: its 2 attributes are neither kept nor missed; E1 keeps 1 of its 3.
+    verdicts = ViewVerdicts(kept={"E1.A1": True}, failed={"E2": "not an item of this request"})
+    judgments = Judgments(views={"entities": verdicts}, sentence_faithful=[True, None, False, True])
+    scores = score_summary(make_scaffold(1, 0, attributes_per_entity=(3, 2)), judgments, system="s", n_sentences=4)
+    assert scores.values["eps"] == pytest.approx(1 / 3)
+    assert scores.notes["eps"] == "EPS over 3 of 5 entity attributes: no valid verdict for E2.A1, E2.A2"
+    assert scores.values["f"] == pytest.approx(2 / 3)
+    assert scores.notes["f"] == "F over 3 of 4 sentences: no valid verdict for S2"
+
+
+def test_system_means_count_the_summaries_over_judged_items_only():
+    rows = [SummaryScores(doc_id=d, system="a", n_sentences=1, values={"fc": v}, undefined={}, notes=notes)
+            for d, v, notes in (("d1", 0.5, {"fc": "FC over 3 of 4 facts: no valid verdict for F1"}), ("d2", 1.0, {}))]
+    [a] = system_means(rows)
+    assert (a.metrics["fc"].mean, a.metrics["fc"].n, a.metrics["fc"].excluded, a.metrics["fc"].partial) == (0.75, 2, 0, 1)
+
+
 def test_ds_is_the_mean_of_the_four_axes():
     grades = {"faithfulness": 9, "completeness": 6, "understandability": 8, "hallucination": 10}
     scores = score_summary(make_scaffold(1, 0), Judgments(direct_score=grades), system="s", n_sentences=1)

@@ -240,25 +240,38 @@ def test_one_item_per_request_gives_the_same_metrics_as_one_request_per_view(res
     assert outcome.requests_sent == len(factory.requests) - 6  # 2 documents x 3 extraction views
 
 
-def test_one_failed_item_fails_its_view_for_that_summary_with_the_item_named(responder_config, tmp_path):
-    """A bad output for one fact is never half counted: the summary's fact metrics are undefined, and
-    the reason names the item whose output failed (its raw text stays in the store)."""
+def test_one_failed_item_request_fails_that_item_alone(responder_config, tmp_path):
+    """Method v5: the request about fact F2 and the one about sentence S2 fail; every other item's
+    verdict counts. By hand (factory: F1, F2 main; F3, F4 supporting): F1 kept, F3, F4 missed, so Main
+    FC 1 over 1 of 2, Supp FC 0, FC 1/3 over 3 of 4, FPS 1 x (1 - 0) = 1; Fact Focus undefined (the
+    judged facts align sentence 1 only, F2 could align sentence 2); F 1/1 over 1 of 2 sentences. The
+    failed requests keep their raw text, each counted as one validation failure."""
+    from scaffold_local import runs
     from scaffold_local.backends.base import Result
 
-    class OneBadFact(ResponderBackend):
+    broken = {"factory/brief/facts/F2": '{"F2": {"inferred": tru', "factory/brief/faithfulness/S2": '{"S2": {}}'}
+
+    class TwoBadItems(ResponderBackend):
         def generate(self, requests):
-            return [Result(id=r.id, text='{"F2": {"inferred": tru', finish_reason="stop")
-                    if r.id == "factory/brief/facts/F2" else result
+            return [Result(id=r.id, text=broken[r.id], finish_reason="stop") if r.id in broken else result
                     for r, result in zip(requests, super().generate(requests))]
 
     rows = [{"doc_id": "factory", "document": FACTORY, "system": "brief",
              "summary": "Alpha Corp opened a factory in Denton on Monday. It employs 200 local workers."}]
     outcome = run(responder_config, tmp_path / "store", write_jsonl(tmp_path / "in.jsonl", rows),
-                  CountingFactory(OneBadFact), method=5)
+                  CountingFactory(TwoBadItems), method=5)
     summary = outcome.summaries[0]
-    assert summary.values["fc"] is None and summary.values["fps"] is None and summary.values["qc"] is not None
-    assert "F2" in summary.undefined["fc"] and "not valid JSON" in summary.undefined["fc"]
-    assert outcome.failures == {"validation": 1}
+    assert {k: summary.values[k] for k in ("fps", "fc", "main_fc", "supp_fc", "fact_focus", "f")} == {
+        "fps": 1.0, "fc": pytest.approx(1 / 3), "main_fc": 1.0, "supp_fc": 0.0, "fact_focus": None, "f": 1.0}
+    assert summary.notes["fc"] == "FC over 3 of 4 facts: no valid verdict for F2"
+    assert summary.notes["f"] == "F over 1 of 2 sentences: no valid verdict for S2"
+    assert "F2" in summary.undefined["fact_focus"]
+    assert summary.values["qc"] is not None and summary.values["eps"] is not None
+    assert outcome.failures == {"validation": 2} and outcome.validation_failures == 2
+    facts = runs.open(outcome.run_dir).records_for("factory", "brief")["facts"]
+    assert set(facts.parsed) == {"F1", "F3", "F4", "F5"} and "not valid JSON" in facts.failed_items["F2"]
+    records = [json.loads(line) for line in (outcome.run_dir / "records.jsonl").read_text().splitlines()]
+    assert next(r for r in records if r["request_id"] == "factory/brief/facts/F2")["text"] == broken["factory/brief/facts/F2"]
 
 
 def test_a_calibrated_threshold_decides_the_verdicts_and_is_part_of_the_run(responder_config, small_input, tmp_path):

@@ -18,6 +18,7 @@ from scaffold_local.schemas import (
     fact_extraction_model,
     faithfulness_model,
     json_schema,
+    parse_items,
     parse_output,
     question_alignment_model,
     question_extraction_model,
@@ -70,6 +71,24 @@ def test_entity_schema_restricts_each_entity_to_its_own_attribute_ids():
 def test_invalid_alignment_outputs_are_errors_never_counted(text, message):
     with pytest.raises(OutputError, match=message):
         parse_output(fact_alignment_model(("F1", "F2"), 2, LIMITS, V1), text)
+
+
+def test_item_outputs_are_read_item_by_item():
+    """Issue 18: one bad verdict fails alone, with why; the output fails whole only when it is not an
+    object or holds no valid verdict."""
+    model = entity_preservation_model((("E1", ("E1.A1", "E1.A2")), ("E2", ("E2.A1",)), ("E3", ("E3.A1",))), LIMITS, V2)
+    text = ('{"E1": {"justification": "", "preserved_attribute_ids": ["E2.A1"]}, '  # another entity's attribute
+            '"E2": {"justification": "", "justification": "", "preserved_attribute_ids": ["E2.A1"]}, '  # a key twice
+            '"E3": {"justification": "kept", "preserved_attribute_ids": ["E3.A1"]}, "E4": {}}')
+    valid, failed = parse_items(model, text)
+    assert valid == {"E3": {"justification": "kept", "preserved_attribute_ids": ["E3.A1"]}}
+    assert list(failed) == ["E4", "E1", "E2"] and failed["E4"] == "not an item of this request"
+    assert failed["E1"].startswith("schema violation: preserved_attribute_ids.0")
+    assert failed["E2"] == "duplicate keys in the verdict: justification"
+    with pytest.raises(OutputError, match="schema violation: <root>: not a JSON object but list"):
+        parse_items(model, "[]")
+    with pytest.raises(OutputError, match="E1: missing; E2: missing; E3: missing"):
+        parse_items(model, "{}")
 
 
 def test_valid_output_parses_and_agrees_with_jsonschema():

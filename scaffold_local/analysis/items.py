@@ -45,10 +45,12 @@ def item_verdicts(run: Run) -> list[ItemVerdicts]:
         records = run.records_for(candidate["doc_id"], candidate["system"])
         for name, spec in VIEW_SPECS.items():
             record = records.get(name)
-            if record is None or record.parsed is None:
+            verdicts = spec.read_record(record) if record is not None else None
+            if verdicts is None:
                 continue
-            verdicts = spec.read(record.parsed)
             for judged in spec.judged(scaffold):
+                if verdicts.failure(judged.id):
+                    continue  # no valid verdict: neither kept nor missed
                 entry = items.setdefault((candidate["doc_id"], name, judged.id), ItemVerdicts(
                     candidate["doc_id"], name, judged.id, judged.label,
                     f"{judged.owner}: {judged.text}" if judged.owner else judged.text))

@@ -87,11 +87,12 @@ def run_check(pipeline: Pipeline) -> CheckResult:
     failed = 0
     for doc_id, kind, planned, index, summary, fact in items:
         record = pipeline.judge.by_kind(planned, records).get("facts")
-        if record is None or record.parsed is None:
-            failed += 1
+        verdicts = pipeline.judge.verdicts("facts", record) if record is not None and record.parsed is not None else None
+        if record is None or verdicts is None or verdicts.failure(f"F{index}"):
+            failed += 1  # this fact's verdict failed (or the whole output did): counted neither way
             continue
         truth.append(int(kind in PRESENT))
-        judged.append(int(bool(pipeline.judge.verdicts("facts", record).kept.get(f"F{index}"))))
+        judged.append(int(bool(verdicts.kept.get(f"F{index}"))))
         p_kept.append((record.confidence or {}).get(f"F{index}"))
         words.append(int(overlap(fact, summary) >= OVERLAP_PRESENT))
         groups.append(doc_id)

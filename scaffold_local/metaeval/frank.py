@@ -49,8 +49,8 @@ def faithfulness(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
     for _, summary, document, planned in plans:
         record = pipeline.judge.by_kind(planned, records).get("faithfulness")
         majority = summary["human"]["sentence_error_majority"]
-        if record is None or record.parsed is None:
-            failed += len(majority)
+        if record is None or record.parsed is None or record.failed_items:
+            failed += len(majority)  # F per summary needs every sentence's verdict: left out whole
             continue
         errors = [int(record.parsed[f"S{i}"]["category"] != NO_ERROR) for i in range(1, len(majority) + 1)]
         humans.add(summary["human"]["sentence_error_per_annotator"], majority, document.doc_id)

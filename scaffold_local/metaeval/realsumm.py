@@ -58,13 +58,21 @@ def _facts_record(pipeline: Pipeline, planned: list[PlannedRequest], records: di
     return pipeline.judge.by_kind(planned, records).get("facts")
 
 
-def _inferred(pipeline: Pipeline, record: Record | None, n_facts: int) -> list[int] | None:
+def _inferred(pipeline: Pipeline, record: Record | None, n_facts: int) -> list[int | None] | None:
     """Per fact 1 (inferred) or 0 as the judge decides (its threshold on P(kept), where it has one), or
-    None when the judgment failed."""
+    None for a fact whose verdict failed; None when the whole judgment failed."""
     if record is None or record.parsed is None:
         return None
-    kept = pipeline.judge.verdicts("facts", record).kept
-    return [int(bool(kept.get(f"F{i}"))) for i in range(1, n_facts + 1)]
+    verdicts = pipeline.judge.verdicts("facts", record)
+    return [None if verdicts.failure(f"F{i}") else int(bool(verdicts.kept.get(f"F{i}"))) for i in range(1, n_facts + 1)]
+
+
+def _every_fact(pipeline: Pipeline, planned: list[PlannedRequest], records: dict[str, Record],
+                n_facts: int) -> list[int] | None:
+    """Per fact 1 or 0 where every fact has a valid verdict, else None: the extraction check's shares
+    pool documents, so a document with a failed verdict is left out whole."""
+    verdicts = _inferred(pipeline, _facts_record(pipeline, planned, records), n_facts) if planned else None
+    return None if verdicts is None or None in verdicts else [v for v in verdicts if v is not None]
 
 
 @dataclass
@@ -77,20 +85,36 @@ class _Items:
     confident: list[tuple[int, float, str]] = field(default_factory=list)  # (human label, P(kept), document)
     fc_rows: list[dict[str, Any]] = field(default_factory=list)
     failed: int = 0
+    summaries: int = 0
+    whole_failed: int = 0  # summaries without one valid fact verdict: left out
+    partly_failed: int = 0  # summaries whose fact output failed for some items (or named an unknown id) only
 
-    def add(self, doc: dict[str, Any], summary: dict[str, Any], doc_id: str, verdicts: list[int],
+    def add(self, doc: dict[str, Any], summary: dict[str, Any], doc_id: str, verdicts: list[int | None],
             confidence: dict[str, float] | None) -> None:
-        human = summary["human"]["scu_presence"]
+        """One summary's (summary, key fact) items, those whose verdict failed left out on every side."""
+        facts = [i for i, v in enumerate(verdicts) if v is not None]
+        judged = [v for v in verdicts if v is not None]
+        self.failed += len(verdicts) - len(facts)
+        human = [summary["human"]["scu_presence"][i] for i in facts]
         lexical = [int(overlap(fact, summary["summary"]) >= OVERLAP_PRESENT) for fact in doc["keyfacts"]]
-        self.humans.add(summary["human"]["scu_presence_per_annotator"], human, doc_id)
-        self.judged += verdicts
-        self.lexical += lexical
+        self.humans.add([[labels[i] for i in facts] for labels in summary["human"]["scu_presence_per_annotator"]],
+                        human, doc_id)
+        self.judged += judged
+        self.lexical += [lexical[i] for i in facts]
         if confidence:
-            self.confident += [(label, confidence[f"F{i}"], doc_id)
-                               for i, label in enumerate(human, 1) if f"F{i}" in confidence]
-        self.fc_rows.append({"doc_id": doc_id, "system": summary["system"], "judge_fc": float(np.mean(verdicts)),
+            self.confident += [(label, confidence[f"F{i + 1}"], doc_id)
+                               for i, label in zip(facts, human) if f"F{i + 1}" in confidence]
+        self.fc_rows.append({"doc_id": doc_id, "system": summary["system"],
+                             "judge_fc": float(np.mean(judged)),  # over the judged facts
                              "lexical_fc": float(np.mean(lexical)),
                              "human_litepyramid": summary["human"]["litepyramid_recall"]})
+
+    def left_out(self) -> list[dict[str, Any]]:
+        """Summaries left out of FC per summary under each rule for a failed verdict (issue 18)."""
+        return [{"rule": "any failed item leaves the summary out (before issue 18)",
+                 "summaries": self.whole_failed + self.partly_failed, "of": self.summaries},
+                {"rule": "only a summary without one valid fact verdict is left out", "summaries": self.whole_failed,
+                 "of": self.summaries}]
 
 
 def alignment(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
@@ -102,16 +126,24 @@ def alignment(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> 
             candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=summary["summary"])
             plans.append((doc, summary, document, _fact_requests(pipeline, scaffold, document, candidate)))
     records, _ = pipeline.answer([p for *_, planned in plans for p in planned], "judging key facts")
-    items = _Items()
+    items = _Items(summaries=len(plans))
     for doc, summary, document, planned in plans:
         n_facts = len(doc["keyfacts"])
         record = _facts_record(pipeline, planned, records)
-        verdicts = [0] * n_facts if not planned else _inferred(pipeline, record, n_facts)  # no sentences: nothing conveyed
+        no_sentences: list[int | None] = [0] * n_facts  # nothing conveyed
+        verdicts = no_sentences if not planned else _inferred(pipeline, record, n_facts)
         if verdicts is None:
             items.failed += n_facts
+            items.whole_failed += 1
         else:
+            items.partly_failed += bool(record and record.failed_items)
             items.add(doc, summary, document.doc_id, verdicts, record.confidence if record else None)
-    return _alignment_result(pipeline.config.name, len(docs), items, seed)
+    result = _alignment_result(pipeline.config.name, len(docs), items, seed)
+    result.tables["summaries_left_out"] = items.left_out()
+    result.summary.append(f"summaries left out for a failed fact verdict: {items.whole_failed + items.partly_failed} "
+                          f"of {items.summaries} if any failed item voided the summary (before issue 18), "
+                          f"{items.whole_failed} of {items.summaries} now (items judged one by one)")
+    return result
 
 
 def _alignment_result(judge: str, documents: int, items: _Items, seed: int) -> MetaEvalResult:
@@ -174,8 +206,8 @@ def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
     rows: list[dict[str, Any]] = []
     failed = 0
     for document, human, ours, covered, matched in plans:
-        by_judge_covered = _inferred(pipeline, _facts_record(pipeline, covered, records), len(human)) if covered else None
-        by_judge_matched = _inferred(pipeline, _facts_record(pipeline, matched, records), len(ours)) if matched else None
+        by_judge_covered = _every_fact(pipeline, covered, records, len(human))
+        by_judge_matched = _every_fact(pipeline, matched, records, len(ours))
         if by_judge_covered is None or by_judge_matched is None:
             failed += 1
             continue

@@ -67,19 +67,21 @@ def systems_table(systems: Sequence[SystemScores], title: str = "Per-system mean
 
 def _verdict_table(spec: ViewSpec, scaffold: Scaffold, record: Record | None) -> Table | Text:
     """Every judged item of one view, kept or missed, with the cited sentences and the reason."""
-    if record is None or record.parsed is None:
+    verdicts = spec.read_record(record) if record is not None else None
+    if record is None or verdicts is None:
         reason = "not judged" if record is None else (record.validation_error or record.error)
         return Text(f"{spec.title}: no verdicts ({reason})", style="yellow")
-    verdicts = spec.read(record.parsed)
     table = Table(title=spec.title, title_justify="left")
     for column in ("id", "label", "kept", "sentences", "item", "justification"):
         table.add_column(column, overflow="fold")
     for item in sorted(spec.judged(scaffold), key=lambda i: _LABEL_ORDER.get(i.label, 2)):
         kept = bool(verdicts.kept.get(item.id))
-        reason = verdicts.justification.get(item.id) or verdicts.justification.get(item.id.split(".")[0], "")
+        failed = verdicts.failure(item.id)
+        reason = failed or verdicts.justification.get(item.id) or verdicts.justification.get(item.id.split(".")[0], "")
+        verdict = Text("failed", style="yellow") if failed else Text("kept" if kept else "missed",
+                                                                    style="green" if kept else "red")
         text = f"{item.owner}: {item.text}" if item.owner else item.text
-        table.add_row(item.id, item.label, Text("kept" if kept else "missed", style="green" if kept else "red"),
-                      ",".join(map(str, verdicts.cited.get(item.id, []))), text, reason)
+        table.add_row(item.id, item.label, verdict, ",".join(map(str, verdicts.cited.get(item.id, []))), text, reason)
     return table
 
 
@@ -104,6 +106,7 @@ def evidence(run: Run, key: str, ds_scale: int = 10) -> Group:
     scores = next(s for s in run.summaries if s.doc_id == candidate["doc_id"] and s.system == candidate["system"])
     parts.append(Text("scores: " + "  ".join(f"{_name(k, ds_scale)}={_fmt(v, k, ds_scale)}"
                                             for k, v in scores.values.items())))
+    parts += [Text(note, style="yellow") for note in scores.notes.values()]  # values over fewer items
     for name, spec in VIEW_SPECS.items():
         if spec.prompt_items(scaffold):
             parts.append(_verdict_table(spec, scaffold, records.get(name)))

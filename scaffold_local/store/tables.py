@@ -23,12 +23,12 @@ def write_tables(run_dir: Path, summaries: Sequence[SummaryScores], systems: Seq
 
     rows = [
         {"doc_id": s.doc_id, "system": s.system, "n_sentences": s.n_sentences, **s.values,
-         "undefined": json.dumps(s.undefined, ensure_ascii=False)}
+         "undefined": json.dumps(s.undefined, ensure_ascii=False), "notes": json.dumps(s.notes, ensure_ascii=False)}
         for s in summaries
     ]
-    columns = ["doc_id", "system", "n_sentences", *METRICS, "undefined"]
+    columns = ["doc_id", "system", "n_sentences", *METRICS, "undefined", "notes"]
     schema = pa.schema([("doc_id", pa.string()), ("system", pa.string()), ("n_sentences", pa.int64()),
-                        *[(k, pa.float64()) for k in METRICS], ("undefined", pa.string())])
+                        *[(k, pa.float64()) for k in METRICS], ("undefined", pa.string()), ("notes", pa.string())])
     # Whole or nothing, as every file of a run folder: a temporary file, then a rename (a kill while
     # writing once left a half table under the final name).
     parquet = run_dir / "summaries.parquet"
