@@ -47,7 +47,8 @@ MethodOpt = Annotated[int | None, typer.Option(
     help="method version: prompts, schemas and sentence splitter (1 reproduces earlier runs) "
          "[default: the judge config's, else 2]")]
 ConfidenceOpt = Annotated[bool, typer.Option(
-    help="record P(kept) of each fact and question verdict from the engine's token probabilities")]
+    help="record P(kept) of each fact and question verdict from the engine's token probabilities: the judge's "
+         "confidence under method versions 3-5; under 1 and 2 it is read after the justification and is not one")]
 DsScaleOpt = Annotated[int, typer.Option(
     "--ds-scale", help="show direct scores on 1-10 (10) or on the paper's 0-1 scale (1)")]
 
@@ -126,10 +127,13 @@ def _pipeline(model: str | None, store: Path, batch_requests: int | None, method
         config = ModelConfig.load(model)
         if verdict_confidence:
             config = config.model_copy(update={"verdict_confidence": True})
-        return Pipeline(config, store, progress=_rich_progress, batch_requests=batch_requests, method=method,
-                        scaffolds=scaffolds, weighted_verdicts=weighted_verdicts)
+        pipeline = Pipeline(config, store, progress=_rich_progress, batch_requests=batch_requests, method=method,
+                            scaffolds=scaffolds, weighted_verdicts=weighted_verdicts)
     except (FileNotFoundError, ValueError, StoreError) as exc:
         _fail(exc, 2)
+    if pipeline.config.verdict_confidence and pipeline.method.not_a_confidence:
+        err.print(f"note: P(kept) is recorded, but {pipeline.method.not_a_confidence}", highlight=False)
+    return pipeline
 
 
 def _scaffold_source(scaffolds_from: str | None, scaffold_file: Path | None, default_label: str) -> Any:
@@ -188,7 +192,7 @@ def score(
     verdict_confidence: ConfidenceOpt = False,
     weighted_verdicts: Annotated[bool, typer.Option(
         help="count each fact and question by the probability of its verdict (implies --verdict-confidence; "
-             "an option to compare with meta-eval, not the default)")] = False,
+             "method versions 3-5; an option to compare with meta-eval, not the default)")] = False,
     ds_scale: DsScaleOpt = 10,
 ) -> None:
     """Extract scaffolds (once per document), align every summary, compute every metric.
@@ -496,7 +500,9 @@ def check_judge(
     console.print("present: verbatim and paraphrased facts (should be near 1); absent: dropped and contradicted "
                   "(should be near 0)", highlight=False)
     if result.auroc is not None:
-        console.print(f"P(kept) ranks present above absent facts with AUROC {result.auroc} (1: perfectly, 0.5: chance)",
+        console.print(f"P(kept) ranks present above absent facts with AUROC {result.auroc} (1: perfectly, 0.5: chance; "
+                      f"{result.p_kept_items} of {result.items} items have P(kept))"
+                      + (f"; not a confidence: {result.not_a_confidence}" if result.not_a_confidence else ""),
                       highlight=False)
     if result.no_better_than_overlap:
         err.print(f"[red]warning: {escape(result.judge)} does no better than word overlap on this check; do not base "

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .engine_options import check_engine_options
+from .method import method_version
 from .schemas import SchemaLimits
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-llama-cpp"  # the CPU judge; SmolLM2-135M by name, for fast tests
@@ -72,7 +73,8 @@ class ModelConfig(BaseModel):
                                                          "for (None: the package default)")
     decision_threshold: float | None = Field(
         None, gt=0, lt=1, description="a fact or question counts as kept when P(kept) >= this, instead of the judge's "
-                                      "greedy word; calibrated by `meta-eval` on human labels under `method_version`")
+                                      "greedy word; calibrated by `meta-eval` on human labels under `method_version` "
+                                      "(3, 4 or 5: where P(kept) is a confidence)")
     engine: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
 
     @field_validator("name")
@@ -90,6 +92,8 @@ class ModelConfig(BaseModel):
         if self.decision_threshold is not None and not (self.verdict_confidence and self.method_version):
             raise ValueError("decision_threshold needs verdict_confidence = true (the threshold applies to P(kept)) "
                              "and the method_version it was calibrated under")
+        if self.decision_threshold is not None and (note := method_version(self.method_version).not_a_confidence):
+            raise ValueError(f"decision_threshold needs P(kept) to be a confidence, but {note}")
         return self
 
     def fingerprint(self) -> str:

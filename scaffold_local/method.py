@@ -62,7 +62,7 @@ class MethodVersion:
     def decided_by_evidence(self) -> bool:
         """Where a fact's or question's verdict is decided in the output: at the first character of
         the cited-sentence list (versions 2 and 3: the verdict word after it is then forced), or
-        at the verdict word itself (versions 1 and 4)."""
+        at the verdict word itself (versions 1, 4 and 5)."""
         return self.verdict_needs_evidence and not self.verdict_first
 
     @property
@@ -70,6 +70,16 @@ class MethodVersion:
         """Whether the judge decides before writing any text that states its decision: only then is
         the decision token's probability a confidence rather than consistency with a rationale."""
         return self.verdict_first or self.compact_verdicts
+
+    @property
+    def not_a_confidence(self) -> str | None:
+        """Where P(kept) is read after text that states the verdict, what it measures instead (said
+        wherever it is shown); None where it is the judge's confidence."""
+        if self.decides_before_rationale:
+            return None
+        return (f"under method version {self.number} the judge writes its justification before its verdict is "
+                f"decided, so P(kept) measures consistency with that justification, not the judge's confidence "
+                f"(method versions 3, 4 and 5 decide first)")
 
 
 METHOD_VERSIONS = {

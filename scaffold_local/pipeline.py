@@ -74,6 +74,8 @@ class Pipeline:
         self.store_root = Path(store_root)
         self.judge = Judge(config, method_version(method) if method is not None else None, prompts)
         self.method, self.prompts = self.judge.method, self.judge.prompts
+        if weighted_verdicts and self.method.not_a_confidence:
+            raise ValueError(f"weighted verdicts need P(kept) to be a confidence, but {self.method.not_a_confidence}")
         self.source = identify(scaffolds or ScaffoldSource())
         self.scaffolds = ScaffoldStore(self.store_root)
         self.cache = JudgmentCache(self.store_root)

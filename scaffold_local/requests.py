@@ -4,7 +4,6 @@ views; never an engine."""
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import hashlib
 import json
@@ -17,7 +16,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from .backends.base import Request, Result, Sampling, TokenAlternatives
+from .backends.base import Request, Result, Sampling
+from .confidence import verdict_confidence
 from .config import ModelConfig
 from .data import Candidate, Document, InputIssue, LoadedInput
 from .method import NO_ERROR, MethodVersion, method_version
@@ -332,45 +332,6 @@ def join_records(records: Sequence[Record]) -> Record:
 
 VERDICT_OF_TASK = {"align_facts": "inferred", "align_questions": "answered"}
 CONFIDENCE_ALTERNATIVES = 20  # top tokens per position (the most vLLM and OpenAI-compatible servers give)
-_ITEM = re.compile(r'"([A-Z]\d+)"\s*:\s*\{')
-_EVIDENCE_START = re.compile(r'"(?:sentence_ids|ids)"\s*:\s*\[\s*')
-
-
-def verdict_confidence(text: str, tokens: Sequence[TokenAlternatives], verdict: str,
-                       evidence_decides: bool) -> dict[str, float]:
-    """P(kept) for each item's verdict, read from the token alternatives where the verdict is decided.
-
-    Where the schema ties verdict and evidence (method v2) and evidence comes first, the verdict is
-    decided by the evidence list's first character (a sentence id: kept; "]": not kept) and the word
-    after it is forced (vLLM reports probabilities after the grammar's mask: 1.0 there); otherwise
-    by the first letter of "true" / "false". A side missing from the alternatives counts at the
-    least likely alternative's probability, its upper bound, so P stays below 1 and keeps its order."""
-    decision = (_EVIDENCE_START, "0123456789", "]") if evidence_decides else \
-        (re.compile(rf'"{verdict}"\s*:\s*'), "t", "f")
-    pattern, kept_chars, dropped_chars = decision
-    starts, offset = [], 0
-    for token in tokens:
-        starts.append(offset)
-        offset += len(token.text)
-    items = list(_ITEM.finditer(text))
-    confidence = {}
-    for item, following in zip(items, [*items[1:], None]):
-        found = pattern.search(text, item.end(), following.start() if following else len(text))
-        position = bisect.bisect_right(starts, found.end()) - 1 if found else -1
-        if found is None or position < 0:
-            continue
-        prefix = text[starts[position]:found.end()]  # the part of the deciding token before the decision
-        mass = {True: 0.0, False: 0.0}
-        for alternative, logprob in tokens[position].top.items():
-            rest = alternative[len(prefix):].lstrip() if alternative.startswith(prefix) else ""
-            if rest[:1] and rest[0] in kept_chars + dropped_chars:
-                mass[rest[0] in kept_chars] += math.exp(logprob)
-        finite = [lp for lp in tokens[position].top.values() if lp > -math.inf]
-        floor = math.exp(min(finite)) if finite else 0.0
-        kept, dropped = mass[True] or floor, mass[False] or floor
-        if kept + dropped > 0:
-            confidence[item.group(1)] = kept / (kept + dropped)
-    return confidence
 
 
 def _ids_cited_twice(parsed: dict[str, Any]) -> dict[str, str]:

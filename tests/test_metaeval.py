@@ -327,8 +327,10 @@ def test_check_judge_on_the_responder_and_the_first_use_hint(small_input, tmp_pa
 def test_verdict_confidence_and_weighted_verdicts(responder_config, small_input, tmp_path):
     confident = responder_config.model_copy(update={"verdict_confidence": True})
     assert confident.fingerprint() == responder_config.fingerprint()  # the requests carry it, not the judge
-    plain = Pipeline(responder_config, tmp_path / "store").score(load_input(small_input))
-    weighted = Pipeline(responder_config, tmp_path / "store", weighted_verdicts=True).score(load_input(small_input))
+    # Version 4: the verdict first, so P(kept) is a confidence (under version 2 weighting is refused).
+    plain = Pipeline(responder_config, tmp_path / "store", method=4).score(load_input(small_input))
+    weighted = Pipeline(responder_config, tmp_path / "store", method=4, weighted_verdicts=True).score(
+        load_input(small_input))
     assert weighted.run_dir != plain.run_dir
     from scaffold_local import runs
 
@@ -359,18 +361,18 @@ def test_verdict_confidence_is_read_where_the_verdict_is_decided():
               T(text="true", top={"true": 0.0, "false": -math.inf}),  # forced by the grammar after evidence
               T(text='},"F2":{"sentence_ids', top={}),
               # F2 decided inside a piece that starts before the decision: '":[]' (not kept, 0.5) vs
-              # '":[1' (kept, 0.25); '":[' alone ends at the decision and says nothing
+              # '":[1' (kept, 0.25); '":[' alone ends at the decision and decides on a token never generated
               T(text='":[]', top={'":[]': math.log(0.5), '":[1': math.log(0.25), '":[': math.log(0.25)}),
               T(text=',"inferred":', top={}),
               T(text="false", top={"false": math.log(0.9), "tr": math.log(0.05)}),
               T(text="}}", top={})]
     assert "".join(p.text for p in pieces) == text
     decided_by_evidence = verdict_confidence(text, pieces, "inferred", evidence_decides=True)
-    assert decided_by_evidence == pytest.approx({"F1": 0.4 / 0.6, "F2": 0.25 / 0.75})
-    # Read at the words instead (method v1): F1's "false" was masked, so it counts at the floor, the
-    # least likely finite alternative (here the chosen word itself, P = 1): an upper bound, P = 1/2.
+    # F2: '":[' (0.25) could move P(kept) anywhere in [0.25, 0.5], so none is offered (tests/test_confidence.py).
+    assert decided_by_evidence == pytest.approx({"F1": 0.4 / 0.6})
+    # Read at the words instead (method v1): F1's "false" was masked, so the word was forced, not decided.
     by_word = verdict_confidence(text, pieces, "inferred", evidence_decides=False)
-    assert by_word == pytest.approx({"F1": 0.5, "F2": 0.05 / 0.95})
+    assert by_word == pytest.approx({"F2": 0.05 / 0.95})
 
 
 def test_scaffold_quality_checks_without_the_judge():

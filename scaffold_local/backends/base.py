@@ -72,8 +72,9 @@ FinishReason = Literal["stop", "length", "error"]
 
 class TokenAlternatives(BaseModel):
     """One generated token: its text and the log-probability of its top alternatives, the chosen
-    token among them (transformers: the model's own, before the grammar; vLLM and servers built on
-    it: after the grammar's mask, so tokens the grammar forbids have none)."""
+    token among them (transformers and llama.cpp: the model's own, before the grammar's mask; vLLM
+    and servers built on it: after it, so tokens the grammar forbids are at -inf or missing; other
+    servers: as they compute them). confidence.py reads P(kept) from either alike."""
 
     text: str
     top: dict[str, float]

@@ -41,6 +41,8 @@ class CheckResult:
     method: int | None = None
     decision: str = "the judge's own verdict word"  # or its calibrated threshold on P(kept)
     auroc: Estimate | None = None  # of P(kept), where the judge records it
+    p_kept_items: int = 0  # items with P(kept), which the AUROC ranks
+    not_a_confidence: str | None = None  # what P(kept) measures where it is not a confidence (method.py)
 
     @property
     def no_better_than_overlap(self) -> bool:
@@ -54,6 +56,7 @@ class CheckResult:
                 "judge_balanced_accuracy_interval": [self.judge_agreement["balanced_accuracy"].low,
                                                      self.judge_agreement["balanced_accuracy"].high],
                 "auroc": None if self.auroc is None else self.auroc.value,
+                "p_kept_items": self.p_kept_items, "p_kept_not_a_confidence": self.not_a_confidence,
                 "overlap_balanced_accuracy": self.overlap_agreement["balanced_accuracy"].value,
                 "kept_rate": self.kept_rate, "no_better_than_overlap": self.no_better_than_overlap,
                 "checked_at": datetime.now(UTC).isoformat(timespec="seconds")}
@@ -102,9 +105,13 @@ def run_check(pipeline: Pipeline) -> CheckResult:
     threshold = pipeline.judge.decision_threshold
     if threshold is not None:
         result.decision = f"P(kept) >= {threshold:g}, the config's calibrated threshold"
-    recorded = [p for p in p_kept if p is not None]
-    if truth and len(recorded) == len(truth):
-        result.auroc = ranking(truth, recorded, groups)
+    # P(kept) is not offered where the decision fell on a token never generated (confidence.py): ranked over the rest.
+    offered = [(t, p, g) for t, p, g in zip(truth, p_kept, groups) if p is not None]
+    if offered:
+        labels, probabilities, documents = zip(*offered)
+        result.auroc = ranking(list(labels), list(probabilities), list(documents))
+        result.p_kept_items = len(offered)
+        result.not_a_confidence = pipeline.method.not_a_confidence
     for scorer, decisions in (("judge", judged), ("word overlap", words)):
         result.kept_rate[scorer] = {kind: sum(d for d, k in zip(decisions, kinds) if k == kind) / max(1, kinds.count(kind))
                                     for kind in KINDS}

@@ -83,6 +83,7 @@ class _Items:
     judged: list[int] = field(default_factory=list)
     lexical: list[int] = field(default_factory=list)
     confident: list[tuple[int, float, str]] = field(default_factory=list)  # (human label, P(kept), document)
+    p_kept_note: str | None = None  # what P(kept) measures where it is not a confidence (method.py)
     fc_rows: list[dict[str, Any]] = field(default_factory=list)
     failed: int = 0
     summaries: int = 0
@@ -126,7 +127,7 @@ def alignment(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> 
             candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=summary["summary"])
             plans.append((doc, summary, document, _fact_requests(pipeline, scaffold, document, candidate)))
     records, _ = pipeline.answer([p for *_, planned in plans for p in planned], "judging key facts")
-    items = _Items(summaries=len(plans))
+    items = _Items(summaries=len(plans), p_kept_note=pipeline.method.not_a_confidence)
     for doc, summary, document, planned in plans:
         n_facts = len(doc["keyfacts"])
         record = _facts_record(pipeline, planned, records)
@@ -157,13 +158,16 @@ def _alignment_result(judge: str, documents: int, items: _Items, seed: int) -> M
         result.tables["fc_correlation"] += [{"scorer": scorer, **row} for row in rows]
         result.summary.append(f"{scorer} with LitePyramid recall: {describe_spearman(rows)}")
     if items.confident:
-        _confidence_tables(result, items.confident, seed)
+        _confidence_tables(result, items.confident, seed, items.p_kept_note)
     return result
 
 
-def _confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float, str]], seed: int) -> None:
+def _confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float, str]], seed: int,
+                       not_a_confidence: str | None) -> None:
     calibrated = calibration([c[0] for c in confident], [c[1] for c in confident], [c[2] for c in confident], seed)
-    result.tables["confidence"] = [{"items": len(confident), "auroc": calibrated.auroc.value,
+    result.tables["confidence"] = [{"items": len(confident),
+                                    "p_kept": f"not a confidence: {not_a_confidence}" if not_a_confidence else "confidence",
+                                    "auroc": calibrated.auroc.value,
                                     "auroc_low95": calibrated.auroc.low, "auroc_high95": calibrated.auroc.high,
                                     "ece": calibrated.ece,
                                     "threshold": calibrated.threshold,
@@ -171,12 +175,15 @@ def _confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float,
                                     "held_out_balanced_accuracy": calibrated.held_out_balanced_accuracy,
                                     "held_out_balanced_accuracy_at_0.5": calibrated.held_out_balanced_accuracy_at_half}]
     result.tables["reliability"] = calibrated.reliability
+    what = f"P(kept), not a confidence ({not_a_confidence})" if not_a_confidence else "verdict confidence"
     result.summary.append(
-        f"verdict confidence ({len(confident)} items): AUROC {calibrated.auroc}, ECE {_f(calibrated.ece)}; "
+        f"{what} ({len(confident)} of {result.items} items have P(kept)): AUROC {calibrated.auroc}, "
+        f"ECE {_f(calibrated.ece)}; "
         f"threshold {_f(calibrated.threshold)} from half the documents gives balanced accuracy "
         f"{_f(calibrated.held_out_balanced_accuracy)} on the other half "
         f"(the verdicts themselves: {_f(calibrated.held_out_balanced_accuracy_at_half)}); the threshold chosen on all "
-        f"these documents: {_f(calibrated.threshold_all)} (for a config's decision_threshold when they are a dev split)")
+        f"these documents: {_f(calibrated.threshold_all)}"
+        + ("" if not_a_confidence else " (for a config's decision_threshold when they are a dev split)"))
 
 
 def _f(value: float | None) -> str:
