@@ -406,7 +406,9 @@ def test_duplicate_ids(tmp_path):
 MANY = 20_000
 
 
-def test_many_tiny_records_load_check_and_plan_in_reasonable_time(responder_config, tmp_path):
+def test_many_tiny_records_load_check_and_plan(responder_config, tmp_path):
+    """20,000 records load, pass the context check and plan without an issue. The times are printed, not
+    asserted (timing belongs in benchmarks/: benchmarks/orchestration.py measures the per-request cost)."""
     path = tmp_path / "many.jsonl"
     with path.open("w", encoding="utf-8") as handle:
         for i in range(MANY):
@@ -437,7 +439,6 @@ def test_many_tiny_records_load_check_and_plan_in_reasonable_time(responder_conf
           f"{planned_s:.2f} s")
     assert len(fit.loaded.candidates) == MANY and not loaded.issues and not fit.issues and len(keys) == MANY // 4
     assert len(judgments) == 4 * MANY
-    assert loaded_s < 10 and checked_s < 10 and planned_s < 90  # measured on 2 busy cores: 0.3, 0.5, ~15 s
 
 
 # ---------------------------------------------------------------- text that tries to steer the judge
