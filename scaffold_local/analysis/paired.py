@@ -95,7 +95,7 @@ def paired_t_test(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     return mean - half_width, mean + half_width, p
 
 
-def _holm(p: np.ndarray) -> list[float]:
+def holm_adjusted(p: np.ndarray) -> list[float]:
     """Holm's step-down adjustment: the i-th smallest of k p-values times (k - i + 1), kept monotone."""
     order = np.argsort(p)
     adjusted = np.empty_like(p)
@@ -129,7 +129,7 @@ def compare(table: ScoreTable, metric: str, seed: int = 0) -> MetricComparison:
     lows, highs, p_values = paired_t_test(differences)
     widest = CEILING[metric] - FLOOR[metric]  # no difference of two means lies beyond the metric's range
     lows, highs = np.maximum(lows, -widest), np.minimum(highs, widest)
-    p_holm = _holm(p_values)
+    p_holm = holm_adjusted(p_values)
     resampled = _resampled_means(paired, seed)
     for i, (ja, jb) in enumerate(pairs):
         out.pairs.append(PairDifference(table.systems[ja], table.systems[jb], float(differences[i].mean()), n,
