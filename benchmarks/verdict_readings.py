@@ -164,7 +164,7 @@ def markdown(result: dict) -> str:
              "| reading | AUROC | balanced accuracy at 0.5 | best balanced accuracy (these items) | "
              "balanced accuracy, threshold from the other half of the documents |", "| --- | --- | --- | --- | --- |"]
     f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
-    for row in result["table"]:  # a logistic combination's AUROC is on the held-out halves (mean over the splits)
+    for row in result["table"]:
         lines.append(f"| {row['reading']} | {f(row['auroc'])} | {f(row['balanced_accuracy_at_half'])} | "
                      f"{f(row['best_balanced_accuracy'])} | {f(row['held_out_balanced_accuracy'])} |")
     lines += ["", "The AUROC of a logistic combination is measured on the half of the documents it was not fitted on "
