@@ -10,10 +10,13 @@ from typing import Any
 
 from .backends import Backend, create_backend
 from .config import ModelConfig
-from .data import LoadedInput
+from .data import InputIssue, LoadedInput
 from .dispatch import ProgressFactory
+from .errors import UsageError
+from .method import method_version
 from .pipeline import Pipeline
 from .records import ScaffoldSource
+from .requests import Judge
 
 DEFAULT_RERUN_TEMPERATURE = 0.7
 SAMPLING_ONLY = ("name", "description", "seed", "temperature", "top_p")  # per request in every backend
@@ -23,19 +26,19 @@ def judge_variants(models: list[str], seeds: int, temperature: float | None) -> 
     """The judges to compare: the configs given, or one config rerun with seeds 0..n-1."""
     if seeds:
         if len(models) != 1:
-            raise ValueError("--seeds reruns one judge: give exactly one --model")
+            raise UsageError("--seeds reruns one judge: give exactly one --model")
         base = ModelConfig.load(models[0])
         heat = temperature if temperature is not None else (base.temperature or DEFAULT_RERUN_TEMPERATURE)
         if heat <= 0:
-            raise ValueError("reruns with several seeds need a temperature above 0 (--temperature)")
+            raise UsageError("reruns with several seeds need a temperature above 0 (--temperature)")
         return [base.model_copy(update={"seed": seed, "temperature": heat, "name": f"{base.name}-t{heat:g}-seed{seed}"})
                 for seed in range(seeds)]
     if len(models) < 2:
-        raise ValueError("compare needs two or more --model judges, or one with --seeds")
+        raise UsageError("compare needs two or more --model judges, or one with --seeds")
     configs = [ModelConfig.load(m) for m in models]
     names = [c.name for c in configs]
     if len(set(names)) < len(names):
-        raise ValueError(f"judge names must differ: {', '.join(names)} (set `name` in the configs)")
+        raise UsageError(f"judge names must differ: {', '.join(names)} (set `name` in the configs)")
     return configs
 
 
@@ -72,6 +75,17 @@ class _Borrowed:
 
     def close(self) -> None:
         pass
+
+
+def fit_every_judge(configs: list[ModelConfig], loaded: LoadedInput, shared_scaffold: bool,
+                    method: int | None) -> tuple[LoadedInput, list[InputIssue]]:
+    """The documents every judge's context can take (one skipped for a judge is skipped for all, so
+    the judges score the same input), and the issues that say which were skipped and why."""
+    issues: list[InputIssue] = []
+    for i, config in enumerate(configs):
+        fit = Judge(config, method_version(method)).fit_context(loaded, extraction=i == 0 or not shared_scaffold)
+        loaded, issues = fit.loaded, issues + fit.issues
+    return loaded, issues
 
 
 def run_judges(configs: list[ModelConfig], loaded: LoadedInput, store: Path, shared_scaffold: bool,

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .engine_options import check_engine_options
+from .errors import ConfigError
 from .method import method_version
 from .schemas import SchemaLimits
 
@@ -33,7 +34,7 @@ def resource_dir(name: str) -> Path:
     for candidate in (package / "_bundled" / name, package.parent / name):
         if candidate.is_dir():
             return candidate
-    raise FileNotFoundError(f"cannot find the {name}/ folder next to {package}")
+    raise ConfigError(f"cannot find the {name}/ folder next to {package}")
 
 
 class TokenBudget(BaseModel):
@@ -119,7 +120,7 @@ class ModelConfig(BaseModel):
         except ValidationError as exc:
             problems = [(".".join(map(str, e["loc"])) + ": " if e["loc"] else "") + e["msg"].removeprefix("Value error, ")
                         for e in exc.errors()]
-            raise ValueError(f"{path}: invalid model config: " + "; ".join(problems)) from None
+            raise ConfigError(f"{path}: invalid model config: " + "; ".join(problems)) from None
 
 
 # Tables merged key by key under `extends`; every other key (the engine table included) replaces.
@@ -133,13 +134,13 @@ def _read_toml(name_or_path: str, seen: tuple[Path, ...] = ()) -> tuple[dict[str
         path = resource_dir("model_configs") / f"{path}.toml"
     if not path.is_file():
         available = ", ".join(sorted(p.stem for p in resource_dir("model_configs").glob("*.toml")))
-        raise FileNotFoundError(f"model config {name_or_path!r} not found (available: {available})")
+        raise ConfigError(f"model config {name_or_path!r} not found (available: {available})")
     if path.resolve() in seen:
-        raise ValueError(f"{path}: `extends` loops back to itself")
+        raise ConfigError(f"{path}: `extends` loops back to itself")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     base_name = data.pop("extends", None)
     if base_name is None:
         return data, path

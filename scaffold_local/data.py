@@ -17,6 +17,7 @@ import hashlib
 import io
 import json
 import math
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
+from .errors import InputError
 from .text import normalize, sha256_text
 
 
@@ -95,10 +97,6 @@ class LoadedInput:
     @property
     def systems(self) -> list[str]:
         return list(dict.fromkeys(c.system for c in self.candidates))
-
-
-class InputError(ValueError):
-    """The input as a whole cannot be read (missing file, unknown format, missing column)."""
 
 
 # ---------------------------------------------------------------- raw records per format
@@ -425,3 +423,15 @@ def _warnings(record: dict[str, Any], c: Candidate, document: Document, fields: 
                                       "document and summary fields swapped?)"))
     return [InputIssue(record=c.record, line=line, field=field, severity="warning", message=message,
                        doc_id=c.doc_id, system=c.system) for field, message in found]
+
+
+def most_common_issue(issues: list[InputIssue]) -> str:
+    """The most frequent problem, by field and message (a renamed column fails every record alike)."""
+    if not issues:
+        return ""
+    counts = Counter((i.field, i.message.split(" (record has")[0].split("; ")[0]) for i in issues)
+    (field_name, message), n = counts.most_common(1)[0]
+    example = next(i for i in issues if i.field == field_name and i.message.startswith(message))
+    where = f"field {field_name!r}: " if field_name else ""
+    return f"; most common: {where}{message} ({n:,} records; e.g. {example})"
+

@@ -20,13 +20,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import EmbeddedModelError
+
 EMBEDDED_PREFIX = "embedded:"
 _CHUNK = 8 << 20  # bytes read at a time while hashing and assembling
-
-
-class EmbeddedModelError(FileNotFoundError):
-    """An embedded model that is not installed, installed at another version, or whose bytes are not
-    the pinned ones."""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from .errors import UsageError
+
 Splitter = Literal["rules-v1", "pysbd"]
 
 # v1's names for FineSurE's error types (one of them, "grammatical", was missing).
@@ -97,5 +99,5 @@ DEFAULT_METHOD_VERSION = 2
 def method_version(number: int | None = None) -> MethodVersion:
     number = DEFAULT_METHOD_VERSION if number is None else number
     if number not in METHOD_VERSIONS:
-        raise ValueError(f"unknown method version {number} (known: {', '.join(map(str, METHOD_VERSIONS))})")
+        raise UsageError(f"unknown method version {number} (known: {', '.join(map(str, METHOD_VERSIONS))})")
     return METHOD_VERSIONS[number]

@@ -24,13 +24,15 @@ from .backends import Backend, create_backend
 from .config import ModelConfig
 from .data import Candidate, Document, LoadedInput
 from .dispatch import Dispatcher, ProgressFactory, no_progress, prefix_order
+from .errors import UsageError
 from .method import method_version
 from .metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
 from .prompts import PromptTemplate
 from .provenance import package_versions, platform_info
+from .quality import ScaffoldQuality, inspect, quality_path, read_support, save_support, support_requests
 from .records import Record, RunSpec, ScaffoldSource, usage_stats
 from .requests import Judge, PlannedRequest
-from .schemas import ASSEMBLY_VERSION, direct_score_model, json_schema, schema_sha256
+from .schemas import ASSEMBLY_VERSION, Scaffold, direct_score_model, json_schema, schema_sha256
 from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
 from .store import JudgmentCache, RunFolder, ScaffoldStore, StoredScaffold
 from .store.runs import check_run_name, now
@@ -75,7 +77,7 @@ class Pipeline:
         self.judge = Judge(config, method_version(method) if method is not None else None, prompts)
         self.method, self.prompts = self.judge.method, self.judge.prompts
         if weighted_verdicts and self.method.not_a_confidence:
-            raise ValueError(f"weighted verdicts need P(kept) to be a confidence, but {self.method.not_a_confidence}")
+            raise UsageError(f"weighted verdicts need P(kept) to be a confidence, but {self.method.not_a_confidence}")
         self.source = identify(scaffolds or ScaffoldSource())
         self.scaffolds = ScaffoldStore(self.store_root)
         self.cache = JudgmentCache(self.store_root)
@@ -219,6 +221,18 @@ class Pipeline:
             extraction=scaffolds, failed_summaries=failed, usage=usage,
         )
         return outcome, spec
+
+    def check(self, scaffolds: dict[str, Scaffold], documents: dict[str, Document]) -> list[ScaffoldQuality]:
+        """The judge-free checks and the judge's support check of every scaffold, saved beside it."""
+        checks = {doc_id: (s, inspect(s, self.config.limits), support_requests(self.judge, s, documents[doc_id]))
+                  for doc_id, s in scaffolds.items()}
+        records, _ = self.answer([r for _, _, planned in checks.values() for r in planned], "checking scaffolds")
+        for scaffold, quality, planned in checks.values():
+            record = self.judge.by_kind(planned, records).get("faithfulness")
+            read_support(quality, scaffold, record.parsed if record else None)
+            if quality.unsupported is not None:
+                save_support(quality_path(self.scaffolds.path(scaffold.key)), quality)
+        return [quality for _, quality, _ in checks.values()]
 
     def answer(self, planned: Sequence[PlannedRequest], label: str) -> tuple[dict[str, Record], list[Record]]:
         """The records of these requests by cache key: from the store's cache where it holds a finished

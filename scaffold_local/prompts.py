@@ -19,6 +19,7 @@ from typing import Any
 import jinja2
 
 from .config import resource_dir
+from .errors import PromptError
 from .records import Message
 from .views import VIEW_SPECS
 
@@ -53,7 +54,7 @@ class PromptTemplate:
         parts = []
         for role in ("system", "user"):
             if role not in template.blocks:
-                raise ValueError(f"{self.path}: missing {{% block {role} %}}")
+                raise PromptError(f"{self.path}: missing {{% block {role} %}}")
             text = "".join(template.blocks[role](context)).strip()
             parts.append(Message(role=role, content=text))
         return tuple(parts)
@@ -87,11 +88,11 @@ def load_prompts(directory: Path | None = None, pins: dict[str, int] | None = No
     for task in TASKS:
         versions = found.get(task)
         if not versions:
-            raise FileNotFoundError(f"no template for task {task!r} in {directory}")
+            raise PromptError(f"no template for task {task!r} in {directory}")
         pinned = (pins or {}).get(task)
         chosen = pinned or max((v for v in versions if version is None or v <= version), default=version or 0)
         if chosen not in versions:
-            raise FileNotFoundError(f"{task}.v{chosen}.jinja not in {directory} (have {sorted(versions)})")
+            raise PromptError(f"{task}.v{chosen}.jinja not in {directory} (have {sorted(versions)})")
         path = versions[chosen]
         prompts[task] = PromptTemplate(task, chosen, path.read_text(encoding="utf-8"), path)
     return prompts

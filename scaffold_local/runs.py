@@ -17,15 +17,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from .errors import RunNotReadable, SummaryNotFound
 from .metrics import SummaryScores, SystemScores
 from .records import RUN_FORMAT_VERSION, Record, RunSpec
 from .requests import KIND_OF_TASK, join_records
 from .schemas import Scaffold
 from .store import JudgmentCache, RunFolder, RunNameError, ScaffoldStore
-
-
-class RunNotReadable(FileNotFoundError):
-    """Not a run folder, a run this version cannot read, or a run with no scores yet."""
 
 
 class Run:
@@ -81,7 +78,7 @@ class Run:
             if f"{c['doc_id']}/{c['system']}" == key:
                 return c
         known = ", ".join(f"{c['doc_id']}/{c['system']}" for c in self.candidates[:8])
-        raise KeyError(f"no summary {key!r} in this run (e.g. {known})")
+        raise SummaryNotFound(f"no summary {key!r} in this run (e.g. {known})")
 
     def records_for(self, doc_id: str, system: str) -> dict[str, Record]:
         """One summary's judgment records, by judgment kind (a view, "faithfulness", "direct_score")."""

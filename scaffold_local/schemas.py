@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
+from .errors import OutputError
 from .method import NO_ERROR, MethodVersion
 
 Label = Literal["main point", "supporting detail", "other"]
@@ -349,10 +350,6 @@ def schema_text(model: type[BaseModel]) -> str:
 
 def schema_sha256(schema: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()
-
-
-class OutputError(ValueError):
-    """Model output that is not valid JSON for its schema, or that breaks a rule a schema cannot state."""
 
 
 def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from . import runs
 from .config import ModelConfig
 from .data import Document, InputIssue
+from .errors import InputError, UsageError
 from .records import Record, ScaffoldSource
 from .requests import Judge
 from .schemas import Scaffold
@@ -28,6 +29,20 @@ class ScaffoldSet:
     issues: list[InputIssue] = field(default_factory=list)  # bad lines of a scaffold file
 
 
+def source_from_options(scaffolds_from: str | None = None, scaffold_file: Path | None = None,
+                        default_label: str = "main point") -> ScaffoldSource:
+    """Where the scaffolds come from, as a user names it: another judge (a config) or a finished run
+    (a folder with spec.json) with `scaffolds_from`, a file with `scaffold_file`, else extraction."""
+    if scaffolds_from and scaffold_file:
+        raise UsageError("give --scaffolds-from or --scaffold-file, not both")
+    if scaffold_file:
+        return ScaffoldSource(kind="file", reference=str(scaffold_file), default_label=default_label)
+    if scaffolds_from:
+        kind = "run" if (Path(scaffolds_from) / "spec.json").is_file() else "judge"
+        return ScaffoldSource(kind=kind, reference=scaffolds_from)
+    return ScaffoldSource()
+
+
 def identify(source: ScaffoldSource) -> ScaffoldSource:
     """The source with the fingerprint of what it points at (a judge config, a run, a file), so a
     run spec says exactly which scaffolds it used. Raises FileNotFoundError / ValueError early."""
@@ -39,7 +54,7 @@ def identify(source: ScaffoldSource) -> ScaffoldSource:
     if source.kind == "file":
         path = Path(source.reference or "")
         if not path.is_file():
-            raise FileNotFoundError(f"scaffold file not found: {path}")
+            raise InputError(f"scaffold file not found: {path}")
         return source.model_copy(update={"fingerprint": hashlib.sha256(path.read_bytes()).hexdigest()})
     return source
 

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .data import Document, InputIssue
+from .errors import InputError
 from .schemas import ASSEMBLY_VERSION, Label, Scaffold
 from .views import VIEW_SPECS
 
@@ -94,7 +95,7 @@ class UserScaffolds:
 def read_scaffold_file(path: Path, documents: dict[str, Document], default_label: str) -> UserScaffolds:
     """Scaffolds for the input's documents from a scaffold file (format in the module docstring)."""
     if not path.is_file():
-        raise FileNotFoundError(f"scaffold file not found: {path}")
+        raise InputError(f"scaffold file not found: {path}")
     raw = path.read_bytes()
     out = UserScaffolds(sha256=hashlib.sha256(raw).hexdigest())
     seen: set[str] = set()

@@ -164,3 +164,40 @@ def test_score_completes_on_japanese_documents(tmp_path):
     assert (first["main_fc"], first["supp_fc"], first["fps"], first["f"], first["fact_focus"]) == (0.5, 0.0, 0.5, 1.0, 1.0)
     assert (rest["main_fc"], rest["supp_fc"], rest["fps"], rest["f"], rest["fact_focus"]) == (0.5, 1.0, 0.0, 1.0, 1.0)
     assert first["eps"] == 1.0 and rest["eps"] == 0.0  # the entity 東京都 (one attribute) is named by "first" only
+
+
+def test_every_public_error_is_one_class_of_errors_py_under_one_root():
+    import importlib
+    import inspect
+    import pkgutil
+
+    import scaffold_local
+    from scaffold_local import errors
+
+    heavy = {"scaffold_local.backends.vllm", "scaffold_local.backends.transformers", "scaffold_local.backends.ray_data"}
+    found = {}
+    for module_info in pkgutil.walk_packages(scaffold_local.__path__, "scaffold_local."):
+        if module_info.name in heavy or module_info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(module_info.name)
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(value, BaseException) and not name.startswith("_"):
+                found[name] = value
+    ours = {name: cls for name, cls in found.items() if cls.__module__.startswith("scaffold_local")}
+    assert {cls.__module__ for cls in ours.values()} == {"scaffold_local.errors"}
+    assert all(issubclass(cls, errors.ScaffoldLocalError) and cls.exit_code in (1, 2) for cls in ours.values())
+    assert {"BackendError", "ConfigError", "InputError", "RunNotReadable", "StoreError"} <= set(ours)
+
+
+def test_errors_end_a_command_with_their_message_hint_and_exit_code(small_input, tmp_path):
+    missing = runner.invoke(app, ["score", str(small_input), "-m", "no-such-judge", "--store", str(tmp_path)])
+    assert missing.exit_code == 2
+    assert "error: model config 'no-such-judge' not found" in missing.output
+    assert "hint: `scaffold-local models` lists the configs" in missing.output
+    not_a_run = runner.invoke(app, ["show", str(tmp_path)])
+    assert not_a_run.exit_code == 2 and "is not a run folder" in not_a_run.output
+    assert "hint: `score` prints each run's folder" in not_a_run.output
+    engine = tmp_path / "broken.toml"  # an engine that cannot start: exit 1, its own hint
+    engine.write_text('backend = "llama-cpp"\nmodel = "/nowhere/model.gguf"\nstructured_outputs = "gbnf"\n')
+    failed = runner.invoke(app, ["score", str(small_input), "-m", str(engine), "--store", str(tmp_path / "s")])
+    assert failed.exit_code == 1 and "error:" in failed.output and "hint: " in failed.output, failed.output

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import BackendError
 from ..records import FailureCategory, Message
 
 
@@ -100,16 +101,6 @@ class Result(BaseModel):
     failure: FailureCategory | None = None  # with finish_reason "error": what kind of failure, for retry decisions
     logprobs: list[TokenAlternatives] | None = None  # when the request asked for top_logprobs and the engine gives them
     latency_s: float | None = None
-
-
-class BackendError(RuntimeError):
-    """A backend that cannot start or serve at all (as opposed to one failed request)."""
-
-    def __init__(self, message: str, *, backend: str, hint: str = "", retryable: bool = False):
-        super().__init__(f"[{backend}] {message}" + (f"\nhint: {hint}" if hint else ""))
-        self.backend = backend
-        self.hint = hint
-        self.retryable = retryable
 
 
 def check_grammar_engine(backend: str, chosen: str, known: tuple[str, ...]) -> None:

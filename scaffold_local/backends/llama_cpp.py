@@ -29,6 +29,7 @@ from typing import Any
 from ..config import ModelConfig
 from ..embedded import EMBEDDED_PREFIX, embedded_model, locate_gguf
 from ..engine_options import LlamaCppOptions
+from ..errors import ModelFolderError
 from ..provenance import package_versions
 from .base import (
     BackendError,
@@ -57,7 +58,7 @@ def gguf_path(model: str) -> Path:
         return locate_gguf(model.removeprefix(EMBEDDED_PREFIX))
     path = Path(os.path.expandvars(model)).expanduser()
     if not path.is_file() or path.suffix != ".gguf":
-        raise FileNotFoundError(f"{path} is not a GGUF file: the llama-cpp backend loads one local .gguf file "
+        raise ModelFolderError(f"{path} is not a GGUF file: the llama-cpp backend loads one local .gguf file "
                                 "(or an embedded model, 'embedded:<name>')")
     return path
 

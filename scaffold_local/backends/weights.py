@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from ..embedded import EMBEDDED_PREFIX, cache_root, embedded_model, locate_gguf
+from ..errors import ModelFolderError
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ def resolve_model_path(model: str) -> Path:
     path = Path(os.path.expandvars(model)).expanduser()
     if not path.is_dir():
         unset = " (an environment variable in it is not set)" if "$" in str(path) else ""
-        raise FileNotFoundError(
+        raise ModelFolderError(
             f"model folder {path} not found{unset}. scaffold_local loads weights from local folders only "
             "(air-gapped use): copy the model folder there, or point `model` in the config at it"
         )

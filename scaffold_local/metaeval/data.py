@@ -10,15 +10,13 @@ import random
 from pathlib import Path
 from typing import Any
 
+from ..errors import EvalDataError
+
 FILES = {
     "realsumm": "realsumm/realsumm.jsonl",
     "frank": "frank/frank_sentence_level.jsonl",
     "summeval": "summeval/summeval.jsonl",
 }
-
-
-class EvalDataError(FileNotFoundError):
-    pass
 
 
 SPLITS = ("all", "dev", "test")

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import faults
+from ..errors import StoreError
 from ..records import Record
 
 BUSY_TIMEOUT_S = 120
@@ -26,10 +27,6 @@ NETWORK_FILESYSTEMS = frozenset({
     "nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "cephfs", "glusterfs",
     "fuse.glusterfs", "fuse.sshfs", "fuse.s3fs", "9p", "afs", "panfs", "wekafs", "orangefs", "fuse.beegfs",
 })
-
-
-class StoreError(RuntimeError):
-    """A store that cannot be used safely (e.g. one on a network filesystem)."""
 
 
 def _read_mounts() -> str | None:

@@ -27,20 +27,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..errors import RunNameError, SpecMismatch
 from ..metrics import SummaryScores, SystemScores
 from ..records import RUN_FORMAT_VERSION, Record, RunSpec, RunStatus
 from .cache import JudgmentCache
 from .scaffolds import atomic_write, remove_stale_temporaries
 from .tables import write_tables
-
-
-class SpecMismatch(RuntimeError):
-    pass
-
-
-class RunNameError(ValueError):
-    """A run name that would not be one plain folder under <store>/runs/ (it could leave the store)."""
-
 
 RUN_NAME_CHARACTERS = "letters A-Z and a-z, digits 0-9, '.', '_' and '-'"
 _RUN_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")

@@ -1,0 +1,77 @@
+"""The root command: a group that imports a command's module only when that command runs (as
+inspect_ai's CLI does), turns every scaffold_local error into a message, a hint and an exit code,
+and sets up logging for diagnostics."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from ..errors import ScaffoldLocalError
+from .output import err, fail
+
+# command -> module of this package that defines it (its `app` holds exactly that one command)
+COMMANDS = {
+    "score": "score",
+    "extract": "extract",
+    "show": "show",
+    "report": "report",
+    "compare": "compare",
+    "check-judge": "check_judge",
+    "meta-eval": "meta_eval",
+    "serve": "serve",
+    "models": "models",
+}
+
+
+class LazyCommands(TyperGroup):
+    # Contexts and commands are typed Any: typer 0.12 builds on click, later versions on their own copy of it.
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in COMMANDS:
+            return None
+        module = importlib.import_module(f"{__package__}.{COMMANDS[cmd_name]}")
+        return typer.main.get_command(module.app)
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ScaffoldLocalError as exc:
+            fail(exc)
+
+
+app = typer.Typer(
+    cls=LazyCommands,
+    help="Semantic Scaffold summary evaluation with open-weight judges on local hardware.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+
+@app.callback()
+def root(verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="also log scaffold_local's diagnostics (INFO) to stderr")] = False) -> None:
+    """Semantic Scaffold summary evaluation with open-weight judges on local hardware."""
+    configure_logging(logging.INFO if verbose else logging.WARNING)
+
+
+def configure_logging(level: int) -> None:
+    """scaffold_local's loggers write to stderr through rich, once; engines' own logs are theirs."""
+    from rich.logging import RichHandler
+
+    package = logging.getLogger("scaffold_local")
+    if not any(isinstance(h, RichHandler) for h in package.handlers):
+        package.addHandler(RichHandler(console=err, show_time=False, show_path=False))
+        package.propagate = False
+    package.setLevel(level)
+
+
+def main() -> None:  # pragma: no cover - console script entry
+    app(prog_name="scaffold-local")

@@ -1,0 +1,49 @@
+"""`check-judge`: can this judge tell whether a summary conveys a fact better than word overlap?"""
+
+from __future__ import annotations
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ..judge_check import KINDS, run_check, save
+from .options import DEFAULT_STORE, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, make_pipeline
+from .output import console, err
+
+app = typer.Typer()
+
+
+@app.command("check-judge")
+def check_judge(
+    model: ModelOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    method_version: MethodOpt = None,
+    verdict_confidence: ConfidenceOpt = False,
+) -> None:
+    """Can this judge tell whether a summary conveys a fact better than word overlap? (A few minutes on CPU.)"""
+    pipeline = make_pipeline(model, store, None, method_version, verdict_confidence=verdict_confidence)
+    try:
+        result = run_check(pipeline)
+    finally:
+        pipeline.close()
+    table = Table(title=f"judge check: {result.judge}, method version {result.method} ({result.items} (summary, fact) "
+                        f"items, {result.failed} failed); judge decides by {result.decision}", title_justify="left")
+    table.add_column("scorer")
+    table.add_column("balanced accuracy [95%]")
+    for kind in KINDS:
+        table.add_column(f"{kind}: judged present")
+    for scorer, agreement in (("judge", result.judge_agreement), ("word overlap", result.overlap_agreement)):
+        table.add_row(scorer, str(agreement["balanced_accuracy"]),
+                      *(f"{result.kept_rate[scorer][kind]:.2f}" for kind in KINDS))
+    console.print(table)
+    console.print("present: verbatim and paraphrased facts (should be near 1); absent: dropped and contradicted "
+                  "(should be near 0)", highlight=False)
+    if result.auroc is not None:
+        console.print(f"P(kept) ranks present above absent facts with AUROC {result.auroc} (1: perfectly, 0.5: chance; "
+                      f"{result.p_kept_items} of {result.items} items have P(kept))"
+                      + (f"; not a confidence: {result.not_a_confidence}" if result.not_a_confidence else ""),
+                      highlight=False)
+    if result.no_better_than_overlap:
+        err.print(f"[red]warning: {escape(result.judge)} does no better than word overlap on this check; do not base "
+                  "decisions on its verdicts (use a stronger judge, see `scaffold-local models`).[/red]")
+    console.print(f"saved: {save(store, pipeline.config, result)}", highlight=False)

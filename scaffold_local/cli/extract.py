@@ -1,0 +1,83 @@
+"""`extract`: extract and store scaffolds only (no judgments), optionally checking each one."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ..schemas import LABELS, Scaffold
+from ..views import VIEW_SPECS, ViewSpec
+from .options import (
+    DEFAULT_STORE,
+    BatchOpt,
+    DocIdField,
+    DocumentField,
+    InputArg,
+    MethodOpt,
+    ModelOpt,
+    SplitOpt,
+    StoreOpt,
+    SummaryField,
+    SystemField,
+    kept_in_context,
+    make_pipeline,
+    read_input,
+)
+from .output import console, err
+
+app = typer.Typer()
+
+
+@app.command()
+def extract(
+    input_path: InputArg,
+    model: ModelOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    document_field: DocumentField = "document",
+    summary_field: SummaryField = "summary",
+    system_field: SystemField = "system",
+    doc_id_field: DocIdField = "doc_id",
+    split: SplitOpt = None,
+    batch_requests: BatchOpt = None,
+    method_version: MethodOpt = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="also check each scaffold: near-duplicates, label balance, cut items, facts the judge "
+                        "finds unsupported by the source")] = False,
+) -> None:
+    """Extract and store scaffolds only (no judgments)."""
+    loaded = read_input(input_path, document_field, summary_field, system_field, None, doc_id_field, split)
+    pipeline = make_pipeline(model, store, batch_requests, method_version)
+    fit = pipeline.judge.fit_context(loaded)
+    loaded = kept_in_context(fit.loaded, fit.issues, [pipeline.config])
+    try:
+        outcome = pipeline.extract(list(loaded.documents.values()))
+        qualities = pipeline.check(outcome.scaffolds, loaded.documents) if check else []
+    finally:
+        pipeline.close()
+
+    table = Table(title=f"Scaffolds ({outcome.computed} extracted, {outcome.reused} reused)", title_justify="left")
+    table.add_column("doc_id")
+    for spec in VIEW_SPECS.values():  # judged items by label: facts, questions, entity attributes
+        table.add_column(f"{spec.title.lower()} main/supp/other")
+    table.add_column("scaffold")
+    for doc_id, scaffold in outcome.scaffolds.items():
+        table.add_row(doc_id, *(_label_counts(spec, scaffold) for spec in VIEW_SPECS.values()),
+                      str(pipeline.scaffolds.path(scaffold.key)))
+    for doc_id, reason in outcome.unavailable.items():
+        table.add_row(doc_id, *["-"] * len(VIEW_SPECS), f"[red]{escape(reason)}[/red]")
+    console.print(table)
+    for quality in qualities:
+        console.print(escape(quality.describe()), highlight=False)
+    for doc_id, s in outcome.scaffolds.items():
+        for view, reason in s.failures.items():
+            err.print(f"[yellow]{escape(doc_id)}: {view} extraction failed: {escape(reason)}[/yellow]")
+
+
+def _label_counts(spec: ViewSpec, scaffold: Scaffold) -> str:
+    if spec.items(scaffold) is None:
+        return "failed"
+    labels = [i.label for i in spec.judged(scaffold)]
+    return "/".join(str(labels.count(label)) for label in LABELS)

@@ -1,0 +1,59 @@
+"""`meta-eval`: how far the judge agrees with people (REALSumm key facts, FRANK sentence errors, SummEval)."""
+
+from __future__ import annotations
+
+import enum
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from ..errors import UsageError
+from ..metaeval.results import write
+from ..metaeval.tasks import TASKS, run_task
+from .options import DEFAULT_STORE, BatchOpt, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, make_pipeline
+from .output import console
+
+app = typer.Typer()
+
+MetaTask = enum.StrEnum("MetaTask", {name: name for name in [*TASKS, "all"]})  # type: ignore[misc]
+
+
+@app.command("meta-eval")
+def meta_eval(
+    task: Annotated[MetaTask, typer.Argument(help="which human-labelled comparison to run")],
+    model: ModelOpt = None,
+    data: Annotated[Path | None, typer.Option(
+        help="the evaluation-data folder (realsumm/, frank/, summeval/) [env SCAFFOLD_LOCAL_EVAL_DATA]")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="documents to draw at random (seeded) [default: all]")] = None,
+    split: Annotated[str, typer.Option(
+        help="documents of one fixed half: dev (choose formats and thresholds there) or test (check them there), "
+             "or all")] = "all",
+    per_document: Annotated[int | None, typer.Option(
+        min=1, help="summaries to draw per document (seeded), so a CPU run covers more documents [default: all]")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the document sample and of the bootstrap")] = 0,
+    store: StoreOpt = DEFAULT_STORE,
+    out: Annotated[Path | None, typer.Option(help="folder for the tables [default: <store>/meta-eval/<judge>]")] = None,
+    method_version: MethodOpt = None,
+    batch_requests: BatchOpt = None,
+    verdict_confidence: ConfidenceOpt = False,
+) -> None:
+    """How far the judge agrees with people: REALSumm key facts, FRANK sentence errors, SummEval scores."""
+    chosen = list(TASKS) if task.value == "all" else [task.value]
+    folder = data or (Path(os.environ["SCAFFOLD_LOCAL_EVAL_DATA"]) if "SCAFFOLD_LOCAL_EVAL_DATA" in os.environ else None)
+    if folder is None:
+        raise UsageError("give --data <evaluation-data folder> (or set SCAFFOLD_LOCAL_EVAL_DATA)")
+    pipeline = make_pipeline(model, store, batch_requests, method_version, verdict_confidence=verdict_confidence)
+    target = out or store / "meta-eval" / pipeline.config.name / f"method-v{pipeline.method.number}-{split}"
+    try:
+        for name in chosen:
+            result = run_task(pipeline, name, folder, limit=limit, split=split, per_document=per_document, seed=seed)
+            summary = write(result, target)
+            console.print(f"[bold]{escape(result.headline())}[/bold]")
+            for line in result.summary:
+                console.print("  " + line, highlight=False)
+            console.print(f"  tables: {target}/{result.task}.*  summary: {summary}", highlight=False)
+    finally:
+        pipeline.close()

@@ -1,0 +1,23 @@
+"""`models`: the model configs in model_configs/."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from ..config import DEFAULT_MODEL, available_configs
+from .output import console
+
+app = typer.Typer()
+
+
+@app.command()
+def models() -> None:
+    """List the model configs in model_configs/."""
+    table = Table(title="Model configs", title_justify="left")
+    for column in ("name", "backend", "model", "structured outputs", "description"):
+        table.add_column(column, overflow="fold")
+    for c in available_configs():
+        table.add_row(c.name + (" (default)" if c.name == DEFAULT_MODEL else ""), c.backend, c.model,
+                      c.structured_outputs, c.description)
+    console.print(table)

@@ -1,0 +1,88 @@
+"""Options several commands share, and the steps they share before a judge runs: read the input,
+build the pipeline, keep what fits the judge's context."""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..config import ModelConfig
+from ..data import FieldMap, InputIssue, LoadedInput, load_input, most_common_issue
+from ..errors import UsageError
+from ..pipeline import Pipeline
+from ..records import ScaffoldSource
+from .output import err, fail, print_issues, rich_progress
+
+DEFAULT_STORE = Path(os.environ.get("SCAFFOLD_LOCAL_STORE", "scaffold_store"))
+
+InputArg = Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file, or a folder saved with datasets' save_to_disk")]
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="model config name (see `models`) or path to a .toml")]
+StoreOpt = Annotated[Path, typer.Option("--store", help="folder for scaffolds and runs [env SCAFFOLD_LOCAL_STORE]")]
+DocumentField = Annotated[str, typer.Option(help="input field holding the source document")]
+SummaryField = Annotated[str, typer.Option(help="input field holding the candidate summary")]
+SystemField = Annotated[str, typer.Option(help="input field naming the system that wrote the summary")]
+ReferenceField = Annotated[str | None, typer.Option(help="optional field with reference summaries (text or list)")]
+DocIdField = Annotated[str | None, typer.Option(help="optional field with a document id (default: content hash)")]
+SplitOpt = Annotated[str | None, typer.Option(help="split of a saved DatasetDict")]
+BatchOpt = Annotated[int | None, typer.Option(
+    min=8, help="requests per engine call [default: the config's requests_per_call]")]
+MethodOpt = Annotated[int | None, typer.Option(
+    "--method-version",
+    help="method version: prompts, schemas and sentence splitter (1 reproduces earlier runs) "
+         "[default: the judge config's, else 2]")]
+ConfidenceOpt = Annotated[bool, typer.Option(
+    help="record P(kept) of each fact and question verdict from the engine's token probabilities: the judge's "
+         "confidence under method versions 3-5; under 1 and 2 it is read after the justification and is not one")]
+DsScaleOpt = Annotated[int, typer.Option(
+    "--ds-scale", help="show direct scores on 1-10 (10) or on the paper's 0-1 scale (1)")]
+
+
+class Label(enum.StrEnum):
+    main = "main point"
+    supporting = "supporting detail"
+    other = "other"
+
+
+def check_ds_scale(ds_scale: int) -> None:
+    if ds_scale not in (1, 10):
+        raise UsageError(f"--ds-scale is 10 (grades 1-10) or 1 (the paper's DS/10), not {ds_scale}")
+
+
+def read_input(input_path: Path, document_field: str, summary_field: str, system_field: str,
+               reference_field: str | None, doc_id_field: str | None, split: str | None) -> LoadedInput:
+    """The input's usable records; every record that is not, said on stderr."""
+    fields = FieldMap(document=document_field, summary=summary_field, system=system_field,
+                      reference=reference_field, doc_id=doc_id_field)
+    loaded = load_input(input_path, fields, split)
+    print_issues(loaded.issues)
+    if not loaded.candidates:
+        fail("no usable records in the input" + most_common_issue(loaded.issues), 2)
+    return loaded
+
+
+def make_pipeline(model: str | None, store: Path, batch_requests: int | None, method: int | None,
+                  scaffolds: ScaffoldSource | None = None, verdict_confidence: bool = False,
+                  weighted_verdicts: bool = False) -> Pipeline:
+    config = ModelConfig.load(model)
+    if verdict_confidence:
+        config = config.model_copy(update={"verdict_confidence": True})
+    pipeline = Pipeline(config, store, progress=rich_progress, batch_requests=batch_requests, method=method,
+                        scaffolds=scaffolds, weighted_verdicts=weighted_verdicts)
+    if pipeline.config.verdict_confidence and pipeline.method.not_a_confidence:
+        err.print(f"note: P(kept) is recorded, but {pipeline.method.not_a_confidence}", highlight=False)
+    return pipeline
+
+
+def kept_in_context(loaded: LoadedInput, issues: list[InputIssue], judges: Sequence[ModelConfig]) -> LoadedInput:
+    """The input without the documents that cannot fit the judges' context (`Judge.fit_context`), said
+    before anything is sent."""
+    print_issues(issues)
+    if not loaded.candidates:
+        fail("no record fits the context of " + ", ".join(f"judge {c.name} (max_model_len {c.max_model_len:,})"
+                                                          for c in judges), 2)
+    return loaded

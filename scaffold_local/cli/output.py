@@ -1,0 +1,54 @@
+"""What every command prints with: rich consoles (results to stdout, everything else to stderr),
+progress bars, input issues, and the one way an error ends a command."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from ..data import InputIssue, most_common_issue
+from ..errors import ScaffoldLocalError
+
+console = Console()
+err = Console(stderr=True)
+
+SHOWN_ISSUES = 50  # more go to the run folder's input_issues.jsonl, not the screen
+
+
+def fail(error: ScaffoldLocalError | str, code: int | None = None) -> NoReturn:
+    """Print an error (and its hint) and exit with its code. The text is printed verbatim and unwrapped
+    (one line per line, for logs and grep): messages quote TOML tables ([engine]) that rich would
+    otherwise take for markup."""
+    err.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True)
+    hint = getattr(error, "hint", "")
+    if hint:
+        err.print(f"hint: {escape(hint)}", soft_wrap=True, highlight=False)
+    raise typer.Exit(code if code is not None else getattr(error, "exit_code", 2))
+
+
+@contextlib.contextmanager
+def rich_progress(label: str, total: int) -> Iterator[Callable[..., None]]:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=False) as progress:
+        task = progress.add_task(label, total=total)
+        yield lambda n, detail="": progress.update(task, advance=n, description=f"{label} ({detail})" if detail else label)
+
+
+def print_issues(issues: list[InputIssue], prefix: str = "") -> None:
+    for issue in issues[:SHOWN_ISSUES]:
+        err.print(f"[{'red' if issue.severity == 'error' else 'yellow'}]{escape(prefix + str(issue))}[/]", highlight=False)
+    if len(issues) > SHOWN_ISSUES:
+        err.print(f"[yellow]... and {len(issues) - SHOWN_ISSUES:,} more input issues (all of them in the run "
+                  f"folder's input_issues.jsonl){escape(most_common_issue(issues))}[/yellow]", highlight=False)
+
+
+def decision(threshold: float | None) -> str:
+    """How a fact or question verdict is decided: the judge's word, or its calibrated threshold on P(kept)."""
+    return "verdicts: the judge's word" if threshold is None else f"verdicts: P(kept) >= {threshold:g} (calibrated)"

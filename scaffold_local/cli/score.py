@@ -1,0 +1,124 @@
+"""`score`: extract scaffolds (once per document), align every summary, compute every metric."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from ..judge_check import first_use
+from ..records import RETRYABLE_FAILURES
+from ..report import systems_table
+from ..sources import source_from_options
+from ..store import check_run_name
+from .options import (
+    DEFAULT_STORE,
+    BatchOpt,
+    ConfidenceOpt,
+    DocIdField,
+    DocumentField,
+    DsScaleOpt,
+    InputArg,
+    Label,
+    MethodOpt,
+    ModelOpt,
+    ReferenceField,
+    SplitOpt,
+    StoreOpt,
+    SummaryField,
+    SystemField,
+    check_ds_scale,
+    kept_in_context,
+    make_pipeline,
+    read_input,
+)
+from .output import console, decision, err
+
+app = typer.Typer()
+
+
+@app.command()
+def score(
+    input_path: InputArg,
+    model: ModelOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    run_name: Annotated[str | None, typer.Option(
+        help="run folder name: letters, digits, '.', '_' and '-' (default: derived from input, model and prompts)")] = None,
+    document_field: DocumentField = "document",
+    summary_field: SummaryField = "summary",
+    system_field: SystemField = "system",
+    reference_field: ReferenceField = "reference",
+    doc_id_field: DocIdField = "doc_id",
+    split: SplitOpt = None,
+    batch_requests: BatchOpt = None,
+    method_version: MethodOpt = None,
+    scaffolds_from: Annotated[str | None, typer.Option(
+        help="align against another judge's stored scaffolds (a model config) or a finished run's (a run folder)")] = None,
+    scaffold_file: Annotated[Path | None, typer.Option(
+        help="align against your own scaffolds: JSONL, one document per line (README: Scaffolds from any source)")] = None,
+    default_label: Annotated[Label, typer.Option(help="label of --scaffold-file items given without one")] = Label.main,
+    verdict_confidence: ConfidenceOpt = False,
+    weighted_verdicts: Annotated[bool, typer.Option(
+        help="count each fact and question by the probability of its verdict (implies --verdict-confidence; "
+             "method versions 3-5; an option to compare with meta-eval, not the default)")] = False,
+    ds_scale: DsScaleOpt = 10,
+) -> None:
+    """Extract scaffolds (once per document), align every summary, compute every metric.
+
+    Re-running the same command resumes: stored scaffolds and every judgment in the store's cache
+    are reused; only missing requests and those that failed for a passing reason are sent."""
+    check_ds_scale(ds_scale)
+    if run_name is not None:  # before anything is read or created: the name must not lead out of <store>/runs/
+        check_run_name(run_name, "--run-name")
+    loaded = read_input(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, split)
+    source = source_from_options(scaffolds_from, scaffold_file, default_label.value)
+    pipeline = make_pipeline(model, store, batch_requests, method_version, source, verdict_confidence, weighted_verdicts)
+    fit = pipeline.judge.fit_context(loaded, extraction=pipeline.source.kind == "extracted")
+    loaded = kept_in_context(fit.loaded, fit.issues, [pipeline.config])
+    config = pipeline.config
+    if first_use(store, config):
+        err.print(f"first run with judge {escape(config.name)} in this store: how far its verdicts can be "
+                  f"trusted is a few minutes away: scaffold-local check-judge -m {escape(model or config.name)}",
+                  highlight=False)
+    err.print(f"{len(loaded.documents)} documents, {len(loaded.candidates)} summaries from {len(loaded.systems)} systems; "
+              f"judge: {config.name} ({config.backend}); method version {pipeline.method.number}; "
+              f"{decision(pipeline.judge.decision_threshold)}; scaffolds: {pipeline.source.describe()}", highlight=False)
+    if config.decision_threshold is not None and pipeline.judge.decision_threshold is None:
+        err.print(f"[yellow]note: the decision threshold of {escape(config.name)} was calibrated under method "
+                  f"version {config.method_version}; under version {pipeline.method.number} its verdict words "
+                  "count as they are[/yellow]", highlight=False)
+    try:
+        outcome = pipeline.score(loaded, run_name)
+    finally:
+        pipeline.close()
+
+    ex = outcome.extraction
+    made = "extracted" if pipeline.source.kind == "extracted" else "read from the file"
+    err.print(f"scaffolds: {ex.computed} {made}, {ex.reused} reused from the store; "
+              f"judgments: {outcome.requests_sent} sent, {outcome.requests_reused} reused"
+              + (" (resumed run)" if outcome.resumed else ""))
+    for issue in ex.issues:
+        colour = "red" if issue.severity == "error" else "yellow"
+        err.print(f"[{colour}]scaffold file: {escape(str(issue))}[/]", highlight=False)
+    for stage in ("extraction", "judgments"):
+        u = outcome.usage[stage]
+        hits = f" ({u['prefix_cache_hit_rate']:.0%} from the prefix cache)" if u["prefix_cache_hit_rate"] is not None else ""
+        reasons = ", ".join(f"{k} {v}" for k, v in u["finish_reasons"].items())
+        retried = ", ".join(f"{k} {v}" for k, v in (u.get("retries") or {}).items())  # attempts sent again, by class
+        err.print(f"{stage}: {u['prompt_tokens']:,} prompt tokens{hits}, {u['completion_tokens']:,} output tokens; "
+                  f"finish reasons: {reasons or 'none'}" + (f"; retries: {retried}" if retried else ""), highlight=False)
+    if outcome.failures:
+        counts = ", ".join(f"{kind} {n}" for kind, n in sorted(outcome.failures.items()))
+        partly = outcome.usage["judgments"]["partly_valid"]
+        if partly:  # their other items' verdicts count
+            counts += (f" ({partly} valid but for {outcome.usage['judgments']['items_failed_alone']} items, "
+                       "which alone are not counted)")
+        err.print(f"[yellow]failed judgments (kept with their raw text, never counted): {counts}. "
+                  f"Sent again on the next run: {', '.join(sorted(RETRYABLE_FAILURES & set(outcome.failures))) or 'none'}; "
+                  "the others would fail the same way until the config or prompts change.[/yellow]", highlight=False)
+    for key, reason in outcome.failed_summaries.items():
+        err.print(f"[yellow]not judged: {escape(key)}: {escape(reason)}[/yellow]")
+    console.print(systems_table(outcome.systems, f"{outcome.run_dir.name}: per-system means", ds_scale))
+    console.print(f"run folder: {outcome.run_dir}  (systems.json/.csv, summaries.jsonl/.csv/.parquet, records.jsonl)")

@@ -1,0 +1,32 @@
+"""`serve`: vLLM's OpenAI-compatible server for a vLLM config (for the hosted backend)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import Annotated
+
+import typer
+
+from ..backends.vllm import server_command
+from ..config import ModelConfig
+from ..errors import UsageError
+from .output import err
+
+app = typer.Typer()
+
+
+@app.command()
+def serve(
+    model: Annotated[str, typer.Option("--model", "-m", help="a vLLM model config")] = "smollm2-135m-vllm",
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
+) -> None:
+    """Start vLLM's OpenAI-compatible server for a vLLM config (for the hosted backend)."""
+    config = ModelConfig.load(model)
+    if config.backend != "vllm":
+        raise UsageError(f"{config.name} is a {config.backend} config; `serve` needs a vllm config")
+    command = server_command(config, host, port)
+    err.print(" ".join(command), highlight=False)
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    raise typer.Exit(subprocess.call(command, env=environment))

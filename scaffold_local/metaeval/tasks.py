@@ -1,0 +1,32 @@
+"""The meta-evaluation tasks by name, and one call that runs a task on a seeded sample of its data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..pipeline import Pipeline
+from . import frank, realsumm, summeval
+from .data import load
+from .results import MetaEvalResult
+
+Adapter = Callable[[Pipeline, list[dict[str, Any]], int], MetaEvalResult]
+
+# task name -> (the dataset folder it reads, how the judge's output is compared with people's)
+TASKS: dict[str, tuple[str, Adapter]] = {
+    "realsumm-alignment": ("realsumm", realsumm.alignment),
+    "realsumm-extraction": ("realsumm", realsumm.extraction),
+    "frank": ("frank", frank.faithfulness),
+    "summeval": ("summeval", summeval.correlation),
+}
+
+
+def run_task(pipeline: Pipeline, task: str, data_dir: Path, *, limit: int | None = None, split: str = "all",
+             per_document: int | None = None, seed: int = 0) -> MetaEvalResult:
+    """One task on `limit` documents of `split` (seeded), the sample recorded in the result."""
+    dataset, adapter = TASKS[task]
+    result = adapter(pipeline, load(data_dir, dataset, limit, seed, split, per_document), seed)
+    result.sample = {"split": split, "limit": limit, "per_document": per_document, "seed": seed,
+                     "method_version": pipeline.method.number, "decision_threshold": pipeline.judge.decision_threshold}
+    return result
