@@ -52,7 +52,7 @@ def build_requests(path: Path, backend: str, method: int) -> None:
             [loaded.documents[d] for d in keep]).scaffolds
     judge = Judge(judge_config, method_version(method))
     planned = [p for c in sorted(loaded.candidates, key=lambda c: c.doc_id) if c.doc_id in keep
-               for p in judge.judgment_requests(scaffolds[c.doc_id], loaded.documents[c.doc_id], c)]
+               for p in judge.plan(scaffolds[c.doc_id], loaded.documents[c.doc_id], c)]
     path.write_text(json.dumps([{"request": p.request.model_dump(), "task": p.task} for p in planned]))
 
 

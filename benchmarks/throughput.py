@@ -147,7 +147,7 @@ def planned_requests(judge: Any, workload: Workload, scaffolds: dict, row: Row) 
         planned = [p for d in workload.documents for p in judge.extraction_requests(d)]
     else:
         planned = [p for c in workload.candidates
-                   for p in judge.judgment_requests(scaffolds[c.doc_id], documents[c.doc_id], c)]
+                   for p in judge.plan(scaffolds[c.doc_id], documents[c.doc_id], c)]
     planned.sort(key=prefix_order)
     if row.order == "shuffled":
         random.Random(0).shuffle(planned)

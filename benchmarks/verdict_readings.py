@@ -90,7 +90,7 @@ def items(args: argparse.Namespace, judge: Judge) -> list[dict]:
         scaffold = facts_scaffold(document, doc["keyfacts"])
         for n, summary in enumerate(doc["summaries"], 1):
             candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=summary["summary"])
-            for i, planned in enumerate(judge.task_requests("align_facts", scaffold, document, candidate), 1):
+            for i, planned in enumerate(judge.plan(scaffold, document, candidate, task="align_facts"), 1):
                 system, user = (m.content for m in planned.request.messages)
                 out.append({"doc_id": document.doc_id, "system": summary["system"], "fact": f"F{i}",
                             "human": summary["human"]["scu_presence"][i - 1],

@@ -190,7 +190,7 @@ class Pipeline:
             if scaffold is None:
                 failed[c.key] = scaffolds.unavailable.get(c.doc_id, "no scaffold")
             else:
-                plans[c.key] = self.judge.judgment_requests(scaffold, loaded.documents[c.doc_id], c)
+                plans[c.key] = self.judge.plan(scaffold, loaded.documents[c.doc_id], c)
         planned = [p for ps in plans.values() for p in ps]
         run.write_jsonl("requests.jsonl", [{"cache_key": p.cache_key, "request_id": p.request.id, "task": p.task,
                                             "doc_id": p.doc_id, "system": p.system} for p in planned])

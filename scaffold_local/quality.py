@@ -88,10 +88,9 @@ def support_requests(judge: Any, scaffold: Scaffold, document: Document) -> list
     (no requests when the splitter would not keep one fact per sentence)."""
     facts = [f.text for f in scaffold.facts or ()]
     candidate = Candidate(record=0, doc_id=document.doc_id, system="scaffold facts", summary="\n".join(facts))
-    nothing = scaffold.model_copy(update={"facts": None, "questions": None, "entities": None})
     if len(judge.sentences(candidate.summary)) != len(facts):
         return []
-    return judge.task_requests("check_faithfulness", nothing, document, candidate)
+    return judge.plan(None, document, candidate, task="check_faithfulness")
 
 
 def read_support(quality: ScaffoldQuality, scaffold: Scaffold, parsed: dict[str, Any] | None) -> None:

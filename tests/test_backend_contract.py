@@ -59,7 +59,7 @@ def _requests(config: ModelConfig):
     )
     one = Candidate(record=1, doc_id="factory", system="a", summary="Alpha Corp opened a factory in Denton on Monday.")
     two = Candidate(record=2, doc_id="factory", system="b", summary="A factory opened. It employs 200 workers.")
-    planned = judge.judgment_requests(scaffold, document, one) + judge.judgment_requests(scaffold, document, two)
+    planned = judge.plan(scaffold, document, one) + judge.plan(scaffold, document, two)
     requests = [p.request for p in planned]
     tiny = requests[0].model_copy(update={"id": "tiny", "sampling": Sampling(max_tokens=3)})
     return requests + [tiny]

@@ -432,7 +432,7 @@ def test_many_tiny_records_load_check_and_plan(responder_config, tmp_path):
             facts=(Fact(id="F1", text=document.text, label="main point"),),
             questions=(KeyQuestion(id="Q1", question="What opened?", expected_answer="A library",
                                    provenance="Sentence 1", label="main point"),), entities=())
-        judgments.extend(judge.judgment_requests(scaffold, document, c))
+        judgments.extend(judge.plan(scaffold, document, c))
     planned_s = time.perf_counter() - started
     print(f"\n{MANY:,} records ({len(loaded.documents):,} documents): load {loaded_s:.2f} s, context check "
           f"{checked_s:.2f} s, plan {len(extraction):,} extraction + {len(judgments):,} judgment requests "

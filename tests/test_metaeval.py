@@ -479,7 +479,7 @@ def test_v3_reads_a_sentence_cited_twice_once_and_v2_refuses_it():
               {"F2": {"justification": "y", "sentence_ids": [], "inferred": False}}, "F1: sentence_ids: duplicate ids"))
     for version, text, parsed, error in cases:
         judge = Judge(ModelConfig.load(str(RESPONDER_CONFIG)), method_version(version))
-        planned = next(p for p in judge.judgment_requests(scaffold, document, candidate) if p.task == "align_facts")
+        planned = next(p for p in judge.plan(scaffold, document, candidate) if p.task == "align_facts")
         record = judge.record(planned, Result(id=planned.request.id, text=text, finish_reason="stop"))
         assert record.parsed == parsed and record.text == text
         assert (error is None) == (record.validation_error is None) and (error or "") in (record.validation_error or "")

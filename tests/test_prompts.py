@@ -35,7 +35,7 @@ def _render_all(version: int) -> str:
     judge = _judge(version)
     document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
     candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant. It hired 200 people.")
-    planned = judge.extraction_requests(document) + judge.judgment_requests(SCAFFOLD, document, candidate)
+    planned = judge.extraction_requests(document) + judge.plan(SCAFFOLD, document, candidate)
     blocks = []
     for p in planned:
         blocks.append(f"===== {p.request.id} ({judge.prompts[p.task].ref}, max_tokens={p.request.sampling.max_tokens})")
@@ -70,7 +70,7 @@ def test_v5_asks_about_one_item_per_request_after_the_summary():
     judge = _judge(5)
     document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
     candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant. It hired 200 people.")
-    planned = judge.judgment_requests(SCAFFOLD, document, candidate)
+    planned = judge.plan(SCAFFOLD, document, candidate)
     assert [p.request.id.removeprefix("d/s/") for p in planned] == [
         "facts/F1", "facts/F2", "questions/Q1", "entities/E1", "faithfulness/S1", "faithfulness/S2", "direct_score"]
     f1, f2 = (p.request.messages[1].content for p in planned[:2])
@@ -102,7 +102,7 @@ def test_v2_prompts_show_labels_and_name_every_category_and_entity_kind():
     document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
     candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant.")
     rendered = {p.task: "\n".join(m.content for m in p.request.messages)
-                for p in judge.extraction_requests(document) + judge.judgment_requests(SCAFFOLD, document, candidate)}
+                for p in judge.extraction_requests(document) + judge.plan(SCAFFOLD, document, candidate)}
     assert "F1 (main point): Alpha Corp opened a factory in Denton." in rendered["align_facts"]
     assert "F2 (supporting detail): The factory employs 200 workers." in rendered["align_facts"]
     assert "Q1 (main point): What did Alpha Corp open?" in rendered["align_questions"]
@@ -114,7 +114,7 @@ def test_summaries_of_one_document_share_the_prompt_up_to_the_summary():
     judge = _judge()
     document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
     first, second = (
-        judge.judgment_requests(SCAFFOLD, document, Candidate(record=i, doc_id="d", system=f"s{i}", summary=text))
+        judge.plan(SCAFFOLD, document, Candidate(record=i, doc_id="d", system=f"s{i}", summary=text))
         for i, text in enumerate(["Alpha Corp opened a plant.", "A factory opened in Denton."], 1)
     )
     for a, b in zip(first, second):

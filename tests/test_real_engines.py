@@ -109,7 +109,7 @@ def test_every_scaffold_item_gets_exactly_one_verdict(finished):
         stored = ScaffoldStore(finished.store).get(judge.scaffold_key(loaded.documents[candidate.doc_id]))
         scaffold = stored.scaffold
         n_sentences = len(judge.sentences(candidate.summary))
-        for planned in judge.judgment_requests(scaffold, loaded.documents[candidate.doc_id], candidate):
+        for planned in judge.plan(scaffold, loaded.documents[candidate.doc_id], candidate):
             record = records[planned.cache_key]
             assert record["finish_reason"] == "stop", (record["request_id"], record["error"], record["text"])
             jsonschema.validate(json.loads(record["text"]), planned.request.json_schema)

@@ -80,7 +80,7 @@ def run_check(pipeline: Pipeline) -> CheckResult:
         scaffold = facts_scaffold(document, case["facts"], origin="judge-check")
         for n, summary in enumerate(case["summaries"], 1):
             candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=summary["summary"])
-            planned = pipeline.judge.task_requests("align_facts", scaffold, document, candidate)
+            planned = pipeline.judge.plan(scaffold, document, candidate, task="align_facts")
             planned_all += planned
             for i, (fact, kind) in enumerate(zip(case["facts"], summary["presence"]), 1):
                 items.append((document.doc_id, kind, planned, i, summary["summary"], fact))

@@ -18,7 +18,6 @@ import numpy as np
 from ..data import Candidate
 from ..method import NO_ERROR
 from ..pipeline import Pipeline
-from ..schemas import Scaffold
 from ..text import overlap
 from .agreement import HumanReferences, correlation_table, describe_spearman
 from .realsumm import document_of
@@ -32,15 +31,13 @@ def faithfulness(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
     mismatched = 0
     for doc in docs:
         document = document_of(doc)
-        nothing = Scaffold(key="none", doc_id=document.doc_id, document_sha256=document.sha256, facts=None,
-                           questions=None, entities=None)
         for n, summary in enumerate(doc["summaries"], 1):
             text = "\n".join(summary["sentences"])
             if len(pipeline.judge.sentences(text)) != len(summary["sentences"]):
                 mismatched += 1
                 continue
             candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=text)
-            planned = pipeline.judge.task_requests("check_faithfulness", nothing, document, candidate)
+            planned = pipeline.judge.plan(None, document, candidate, task="check_faithfulness")
             plans.append((doc, summary, document, planned))
     records, _ = pipeline.answer([p for *_, planned in plans for p in planned], "checking sentences")
 

@@ -51,7 +51,7 @@ def facts_scaffold(document: Document, facts: Sequence[str], origin: str = "user
 
 
 def _fact_requests(pipeline: Pipeline, scaffold: Scaffold, document: Document, candidate: Candidate) -> list[PlannedRequest]:
-    return pipeline.judge.task_requests("align_facts", scaffold, document, candidate)
+    return pipeline.judge.plan(scaffold, document, candidate, task="align_facts")
 
 
 def _facts_record(pipeline: Pipeline, planned: list[PlannedRequest], records: dict[str, Record]) -> Record | None:

@@ -33,7 +33,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
-from .backends.base import TokenAlternatives
+from ..backends.base import TokenAlternatives
 
 # How far the paths not followed may move P(kept) (the width of its bounds) for it to be offered.
 MAX_UNSEEN = 0.05
@@ -42,6 +42,9 @@ _ITEM = re.compile(r'"([A-Z]\d+)"\s*:\s*\{')
 # Where a decision falls: group 1 is the key's closing quote (where the tokens that may decide begin),
 # the match ends at the deciding character, after any whitespace the output wrote.
 _EVIDENCE = re.compile(r'"(?:sentence_ids|ids)(")\s*:\s*\[\s*')
+
+VERDICT_OF_TASK = {"align_facts": "inferred", "align_questions": "answered"}
+CONFIDENCE_ALTERNATIVES = 20  # top tokens per position (the most vLLM and OpenAI-compatible servers give)
 
 
 def _evidence_side(rest: str) -> bool | None:

@@ -1,0 +1,21 @@
+"""The judge's requests: planned and read back by the judge (judge.py), the verdicts' confidence
+(confidence.py) and id rules (verdicts.py), and fitting the judge's context before anything is
+sent (context_fit.py)."""
+
+from .confidence import verdict_confidence
+from .context_fit import (
+    ContextFit,
+    EstimatedTokens,
+    ResponderTokens,
+    TokenCounter,
+    TokenizerTokens,
+    fit_context,
+    prompt_tokens_at_most,
+    token_counter,
+)
+from .judge import ITEM_TASKS, JUDGMENT_KINDS, KIND_OF_TASK, Judge, PlannedRequest
+from .verdicts import join_records
+
+__all__ = ["ITEM_TASKS", "JUDGMENT_KINDS", "KIND_OF_TASK", "ContextFit", "EstimatedTokens", "Judge", "PlannedRequest",
+           "ResponderTokens", "TokenCounter", "TokenizerTokens", "fit_context", "join_records", "prompt_tokens_at_most",
+           "token_counter", "verdict_confidence"]

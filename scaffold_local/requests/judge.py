@@ -1,0 +1,301 @@
+"""The judge: plans each request (prompt + per-request schema + token budget) and reads its output
+back into a record, parsed or failed with a failure class; assembles scaffolds and the metric
+inputs of one summary. Knows prompts, schemas and the views; never an engine."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..backends.base import Request, Result, Sampling
+from ..config import ModelConfig
+from ..data import Candidate, Document, LoadedInput
+from ..method import NO_ERROR, MethodVersion, method_version
+from ..metrics import Judgments
+from ..prompts import PromptTemplate, load_prompts
+from ..records import Record
+from ..schemas import (
+    ASSEMBLY_VERSION,
+    OutputError,
+    Scaffold,
+    describe_failed_items,
+    direct_score_model,
+    faithfulness_model,
+    json_schema,
+    parse_items,
+    parse_output,
+    schema_sha256,
+    schema_text,
+)
+from ..text import split_sentences, splitter_version
+from ..views import VIEW_SPECS, ViewVerdicts
+from .confidence import CONFIDENCE_ALTERNATIVES, VERDICT_OF_TASK, verdict_confidence
+from .context_fit import ContextFit, TokenCounter, fit_context
+from .verdicts import cited_once_each, ids_cited_twice, join_records
+
+# Judgment kind (a scaffold view, faithfulness, the direct score) of each judgment task.
+KIND_OF_TASK: dict[str, str] = {
+    **{spec.align_task: name for name, spec in VIEW_SPECS.items()},
+    "check_faithfulness": "faithfulness",
+    "direct_score": "direct_score",
+}
+JUDGMENT_KINDS = tuple(KIND_OF_TASK.values())
+# Tasks whose output holds one verdict per item id: read item by item, so one bad item voids only itself.
+ITEM_TASKS = frozenset(task for task, kind in KIND_OF_TASK.items() if kind != "direct_score")
+
+
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    request: Request
+    cache_key: str
+    task: str
+    doc_id: str
+    system: str | None
+    model: type[BaseModel]
+
+    def with_budget(self, max_tokens: int) -> PlannedRequest:
+        """The same request with another token budget, recorded under the planned cache key (a
+        truncated output's one retry)."""
+        sampling = self.request.sampling.model_copy(update={"max_tokens": max_tokens})
+        return dataclasses.replace(self, request=self.request.model_copy(update={"sampling": sampling}))
+
+
+class Judge:
+    """Binds a model config, a method version and its prompt set; turns documents and summaries into
+    requests and outputs into records, scaffolds and judgments."""
+
+    def __init__(self, config: ModelConfig, method: MethodVersion | None = None,
+                 prompts: Mapping[str, PromptTemplate] | None = None):
+        self.config = config
+        self.method = method or method_version(config.method_version)  # the config's own, else the default
+        self.prompts = prompts or load_prompts(version=self.method.number)
+        self.fingerprint = config.fingerprint()
+        # The config's threshold holds for the method version it was calibrated under only.
+        calibrated = config.method_version == self.method.number
+        self.decision_threshold = config.decision_threshold if calibrated else None
+        self.known_sentences: dict[str, list[str]] = {}  # filled from the store (JudgmentCache.sentences)
+        self.judgment_overhead: int | None = None  # see fit_context
+
+    def fit_context(self, loaded: LoadedInput, counter: TokenCounter | None = None,
+                    extraction: bool = True) -> ContextFit:
+        """The input without the documents whose requests cannot fit the judge's context (see
+        `fit_context` below), before anything is sent."""
+        return fit_context(self, loaded, counter, extraction)
+
+    def sentences(self, summary: str) -> list[str]:
+        """The summary's numbered sentences under this method version's splitter."""
+        known = self.known_sentences.get(summary)
+        return list(known) if known is not None else split_sentences(summary, self.method.splitter)
+
+    @property
+    def splitter_version(self) -> str:
+        return splitter_version(self.method.splitter)
+
+    def _plan(self, request_id: str, task: str, model: type[BaseModel], max_tokens: int,
+              doc_id: str, system: str | None, variables: dict[str, Any]) -> PlannedRequest:
+        """One request. The template variables double as the request's context (what the prompt was
+        rendered from), which test doubles answer from and traces keep."""
+        c = self.config
+        alternatives = CONFIDENCE_ALTERNATIVES if c.verdict_confidence and task in VERDICT_OF_TASK else 0
+        request = Request(
+            id=request_id,
+            prefix_group=doc_id,
+            messages=self.prompts[task].render(**variables),
+            json_schema=json_schema(model),
+            sampling=Sampling(max_tokens=max_tokens, temperature=c.temperature, top_p=c.top_p, seed=c.seed,
+                              top_logprobs=alternatives),
+            context={"task": task, **variables},
+        )
+        return PlannedRequest(request, request.cache_key(self.fingerprint, schema_text(model)), task, doc_id, system,
+                              model)
+
+    def record(self, planned: PlannedRequest, result: Result, attempts: int = 1) -> Record:
+        """One output as a record: parsed, or failed with its class (an engine's own, "truncated"
+        when cut off at max_tokens, "validation" when complete but invalid)."""
+        schema = planned.request.json_schema
+        record = Record(
+            request_id=planned.request.id, cache_key=planned.cache_key, task=planned.task,
+            prompt=self.prompts[planned.task].ref, schema_sha256=schema_sha256(schema) if schema else None,
+            doc_id=planned.doc_id, system=planned.system, text=result.text, finish_reason=result.finish_reason,
+            usage=result.usage.model_dump() if result.usage else None, latency_s=result.latency_s, error=result.error,
+            max_tokens=planned.request.sampling.max_tokens, attempts=attempts,
+        )
+        if result.finish_reason == "error":
+            record.failure = result.failure or "engine_crash"
+            return record
+        try:
+            if planned.task in ITEM_TASKS:
+                parsed, failed = parse_items(planned.model, result.text)
+            else:
+                parsed, failed = parse_output(planned.model, result.text).model_dump(), {}
+            if self.method.compact_verdicts:
+                record.parsed = cited_once_each(parsed)
+            else:
+                failed |= ids_cited_twice(parsed)
+                record.parsed = {item: verdict for item, verdict in parsed.items() if item not in failed}
+                if not record.parsed:
+                    raise OutputError(describe_failed_items(failed))
+            if result.logprobs and planned.task in VERDICT_OF_TASK:
+                record.confidence = verdict_confidence(result.text or "", result.logprobs, VERDICT_OF_TASK[planned.task],
+                                                      self.method.decided_by_evidence)
+            if failed:  # the valid verdicts count; the failed items alone are a validation failure
+                record.failed_items, record.failure = failed, "validation"
+                record.validation_error = describe_failed_items(failed)
+                record.confidence = {i: p for i, p in (record.confidence or {}).items() if i in record.parsed} or None
+        except OutputError as exc:
+            truncated = result.finish_reason == "length"
+            record.validation_error = f"{exc}" + (" (output cut off at max_tokens)" if truncated else "")
+            record.failure = "truncated" if truncated else "validation"
+        return record
+
+    def reread(self, planned: PlannedRequest, stored: Record) -> Record:
+        """A stored output read again under today's rules, without an engine call: a store written
+        before verdicts were read item by item holds outputs rejected whole for one bad item. The
+        token probabilities are not stored, so items valid only now have no confidence."""
+        again = self.record(planned, Result(id=stored.request_id, text=stored.text, finish_reason="stop"))
+        return stored.model_copy(update={key: getattr(again, key)
+                                         for key in ("parsed", "failed_items", "validation_error", "failure")})
+
+    # ------------------------------------------------------------ stage 1: extraction
+
+    def extraction_requests(self, document: Document) -> list[PlannedRequest]:
+        limits = self.config.limits
+        planned = []
+        for name, spec in VIEW_SPECS.items():
+            fewest, most = spec.item_counts(limits)
+            variables = {"document": document.text, "min_items": fewest, "max_items": most,
+                         "max_attributes": limits.max_attributes_per_entity, "entity_kinds": self.method.entity_kinds}
+            planned.append(self._plan(f"{document.doc_id}/extract/{name}", spec.extract_task,
+                                      spec.extraction_model(limits, self.method), self.config.budget.extraction,
+                                      document.doc_id, None, variables))
+        return planned
+
+    def scaffold_key(self, document: Document) -> str:
+        """Content address: the extraction requests (document, prompts, schemas, sampling, judge)."""
+        keys = [p.cache_key for p in self.extraction_requests(document)]
+        return hashlib.sha256(json.dumps([str(self.method.number), *keys]).encode()).hexdigest()
+
+    def build_scaffold(self, document: Document, records: Mapping[str, Record]) -> Scaffold:
+        """Assemble a scaffold from the extraction records (keyed by view), assigning ids. A view
+        whose output failed is None, with the reason in `failures`."""
+        views: dict[str, Any] = {}
+        failures: dict[str, str] = {}
+        notes = []
+        for name, spec in VIEW_SPECS.items():
+            record = records[name]
+            if record.parsed is None:
+                views[name] = None
+                failures[name] = record.validation_error or record.error or "no output"
+                continue
+            views[name], view_notes = spec.assemble(record.parsed)
+            notes.extend(view_notes)
+        return Scaffold(
+            key=self.scaffold_key(document), doc_id=document.doc_id, document_sha256=document.sha256,
+            facts=views["facts"], questions=views["questions"], entities=views["entities"],
+            failures=failures, notes=tuple(notes), assembly=ASSEMBLY_VERSION,
+        )
+
+    # ------------------------------------------------------------ stage 2: judgment
+
+    def plan(self, scaffold: Scaffold | None, document: Document, candidate: Candidate,
+             task: str | None = None) -> list[PlannedRequest]:
+        """The requests for one summary: of every judgment task, or of `task` alone (one request, or
+        one per item under method v5). A summary with no sentences needs none (see `judgments`);
+        views that failed extraction or have nothing to judge are not asked about; with no scaffold,
+        only the tasks that need none (the faithfulness check, the direct score) are planned."""
+        sentences = self.sentences(candidate.summary)
+        n = len(sentences)
+        if n == 0:
+            return []
+        limits, budget, method = self.config.limits, self.config.budget, self.method
+        shared = {"sentences": sentences, "document": document.text, "summary": candidate.summary}
+
+        def plan(kind: str, task: str, model: type[BaseModel], max_tokens: int, **variables: Any) -> PlannedRequest:
+            return self._plan(f"{candidate.doc_id}/{candidate.system}/{kind}", task, model, max_tokens,
+                              candidate.doc_id, candidate.system, {**shared, **variables})
+
+        planned = []
+        for name, spec in VIEW_SPECS.items():
+            if scaffold is None or task not in (None, spec.align_task):
+                continue
+            # One request for the view, or (method v5) one per item: the scaffold narrowed to that item.
+            parts = [(f"{name}/{item.id}", scaffold.model_copy(update={name: (item,)}))
+                     for item in spec.items(scaffold) or ()] if method.one_item_per_request else [(name, scaffold)]
+            for kind, part in parts:
+                items = spec.prompt_items(part)
+                if items:
+                    planned.append(plan(kind, spec.align_task, spec.alignment_model(part, n, limits, method),
+                                        budget.for_items(len(items)), **{name: items}))
+        if task in (None, "check_faithfulness") and method.one_item_per_request:
+            planned += [plan(f"faithfulness/S{i}", "check_faithfulness", faithfulness_model(n, limits, method, only=i),
+                             budget.for_items(1), check=i) for i in range(1, n + 1)]
+        elif task in (None, "check_faithfulness"):
+            planned.append(plan("faithfulness", "check_faithfulness", faithfulness_model(n, limits, method),
+                                budget.for_items(n)))
+        if task in (None, "direct_score"):
+            planned.append(plan("direct_score", "direct_score", direct_score_model(limits, method), budget.direct_score))
+        return planned
+
+    @staticmethod
+    def by_kind(planned: Sequence[PlannedRequest], records: Mapping[str, Record]) -> dict[str, Record]:
+        """One summary's records by judgment kind (a view, "faithfulness", "direct_score"): where a
+        kind was asked one item per request, its records joined into one (see `join_records`)."""
+        grouped: dict[str, list[Record]] = {}
+        for p in planned:
+            if p.cache_key in records:
+                grouped.setdefault(KIND_OF_TASK[p.task], []).append(records[p.cache_key])
+        asked = Counter(KIND_OF_TASK[p.task] for p in planned)
+        return {kind: join_records(found) for kind, found in grouped.items() if len(found) == asked[kind]}
+
+    def verdicts(self, view: str, record: Record, weighted: bool = False) -> ViewVerdicts:
+        """A view's verdicts as this judge decides them: the output's own, or, for every item whose
+        P(kept) was recorded, P(kept) itself (`weighted`) or P(kept) >= the config's decision threshold.
+        Items whose verdict failed are in `failed`, neither kept nor missed."""
+        verdicts = VIEW_SPECS[view].read_record(record) or ViewVerdicts(kept={})
+        if record.confidence and weighted:
+            return dataclasses.replace(verdicts, kept={**verdicts.kept, **record.confidence})
+        if record.confidence and self.decision_threshold is not None:
+            decided = {i: float(p >= self.decision_threshold) for i, p in record.confidence.items()}
+            return dataclasses.replace(verdicts, kept={**verdicts.kept, **decided})
+        return verdicts
+
+    def judgments(self, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
+                  weighted: bool = False) -> Judgments:
+        """Normalize one summary's records (keyed by judgment kind) into metric inputs. `weighted`:
+        a fact or question counts by the probability the judge gave its verdict, where recorded."""
+        if n_sentences == 0:
+            # Nothing to judge: every item is missed, F and Fact Focus are undefined (METHOD.md).
+            return Judgments(views={name: ViewVerdicts(kept={i.id: False for i in spec.judged(scaffold)})
+                                    for name, spec in VIEW_SPECS.items() if spec.items(scaffold) is not None})
+        out = Judgments()
+        for kind in JUDGMENT_KINDS:
+            record = records.get(kind)
+            spec = VIEW_SPECS.get(kind)
+            if record is None and spec is not None and spec.items(scaffold) is not None and not spec.prompt_items(scaffold):
+                parsed: Mapping[str, Any] = {}  # a view with nothing to judge is never asked about
+            elif record is None:
+                out.failures[kind] = "not judged"
+                continue
+            elif record.parsed is None:
+                out.failures[kind] = record.validation_error or record.error or "no output"
+                continue
+            else:
+                parsed = record.parsed
+            if spec is not None:
+                out.views[kind] = self.verdicts(kind, record, weighted) if record is not None else spec.read(parsed)
+            elif kind == "faithfulness":
+                failed = (record.failed_items if record is not None else None) or {}
+                out.sentence_faithful = [None if f"S{i}" in failed else parsed[f"S{i}"]["category"] == NO_ERROR
+                                         for i in range(1, n_sentences + 1)]
+            else:
+                out.direct_score = {k: v for k, v in parsed.items() if k != "rationale"}
+        return out

@@ -1,0 +1,40 @@
+"""A store written before the redesign (commit e687b03, the last one with views.py, requests.py and
+cli.py as single modules) is found again: every method version's run resumes with nothing sent and
+writes byte-identical outputs.
+
+The archive holds that commit's store after, for N in 1..5, from the repository root:
+    scaffold-local score tests/data/news.jsonl -m tests/configs/responder.toml --store S --method-version N --run-name vN
+"""
+
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scaffold_local import runs
+from scaffold_local.cli import app
+
+from .helpers import RESPONDER_CONFIG
+
+ROOT = Path(__file__).resolve().parents[1]
+ARCHIVE = ROOT / "tests" / "data" / "store-e687b03.tar.gz"
+OUTPUTS = ("systems.json", "summaries.jsonl", "summaries.csv", "records.jsonl")
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5])
+def test_a_run_of_the_previous_release_resumes_with_nothing_sent(version, tmp_path, monkeypatch):
+    with tarfile.open(ARCHIVE) as archive:
+        archive.extractall(tmp_path / "store", filter="data")
+    run_dir = tmp_path / "store" / "runs" / f"v{version}"
+    before = {name: (run_dir / name).read_bytes() for name in OUTPUTS}
+    monkeypatch.chdir(ROOT)  # the run's identity holds the input path as given
+    result = CliRunner().invoke(app, ["score", "tests/data/news.jsonl", "-m", str(RESPONDER_CONFIG.relative_to(ROOT)),
+                                      "--store", str(tmp_path / "store"), "--method-version", str(version),
+                                      "--run-name", f"v{version}"])
+    assert result.exit_code == 0, result.output
+    assert "scaffolds: 0 extracted, 2 reused from the store; judgments: 0 sent" in result.output
+    assert {name: (run_dir / name).read_bytes() for name in OUTPUTS} == before
+    assert runs.open(run_dir).spec.method_version == version
