@@ -61,17 +61,17 @@ class _SharedBackends:
 
 
 class _Borrowed:
-    """A shared engine as one pipeline sees it: closing it is left to its owner."""
+    """A shared engine as one pipeline sees it: every attribute is the engine's (progress, retries),
+    but closing it is left to its owner."""
 
     def __init__(self, engine: Backend):
-        self.engine = engine
-        self.name = engine.name
+        object.__setattr__(self, "engine", engine)
 
-    def generate(self, requests: Any) -> Any:
-        return self.engine.generate(requests)
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
 
-    def describe(self) -> dict[str, Any]:
-        return self.engine.describe()
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.engine, name, value)
 
     def close(self) -> None:
         pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import tomllib
@@ -10,22 +11,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .engine_options import check_engine_options
+from .backends import EngineOptions, backend_class, backend_names
 from .errors import ConfigError
 from .method import method_version
 from .schemas import SchemaLimits
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-llama-cpp"  # the CPU judge; SmolLM2-135M by name, for fast tests
-BackendName = Literal["transformers", "vllm", "ray", "llama-cpp", "openai", "responder"]
-# Engine settings meant to change speed, memory or transport, not outputs, stay out of the judge
-# fingerprint, so tuning them keeps cached scaffolds and records valid. (A served model is identified
-# by its name, so moving a server to another address reuses its results.)
-THROUGHPUT_ONLY_SETTINGS = frozenset({
-    "batch_size", "threads", "gpu_memory_utilization", "kv_cache_memory_bytes", "enable_prefix_caching", "enforce_eager",
-    "max_num_seqs", "delay_s", "block_size", "parallel", "kv_tokens",
-    "address", "replicas", "gpus_per_replica", "cpus_per_replica",
-    "base_url", "api_key_env", "concurrency", "timeout_s", "connect_timeout_s", "max_retries", "backoff_s",
-})
 
 
 def resource_dir(name: str) -> Path:
@@ -56,7 +47,7 @@ class ModelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
-    backend: BackendName
+    backend: str = Field(description="a registered backend (backends/__init__.py)")
     model: str = Field(description="local model folder, 'embedded:smollm2-135m-instruct', or a served model name (openai)")
     description: str = ""
     structured_outputs: str = Field("xgrammar", description="grammar engine that enforces the JSON schema")
@@ -87,9 +78,16 @@ class ModelConfig(BaseModel):
                              "and without '/', '\\' or NUL")
         return name
 
+    @field_validator("backend")
+    @classmethod
+    def _registered(cls, backend: str) -> str:
+        if backend not in backend_names():
+            raise ValueError(f"unknown backend {backend!r} (known: {', '.join(backend_names())})")
+        return backend
+
     @model_validator(mode="after")
     def _engine_settings(self) -> ModelConfig:
-        check_engine_options(self.backend, self.engine)  # before any engine or model is touched
+        check_engine_options(self.backend, backend_class(self.backend).engine_options, self.engine)  # before any engine
         if self.decision_threshold is not None and not (self.verdict_confidence and self.method_version):
             raise ValueError("decision_threshold needs verdict_confidence = true (the threshold applies to P(kept)) "
                              "and the method_version it was calibrated under")
@@ -104,10 +102,9 @@ class ModelConfig(BaseModel):
         # and the threshold reads outputs without changing them (the run identity records it).
         payload = self.model_dump(exclude={"name", "description", "engine", "limits", "budget", "requests_per_call",
                                            "verdict_confidence", "method_version", "decision_threshold"})
-        payload["engine"] = {k: v for k, v in self.engine.items() if k not in THROUGHPUT_ONLY_SETTINGS}
-        # Ray's replicas are vLLM engines and give the single engine's outputs (a real test checks),
-        # so a run can move between a workstation and a cluster and keep everything already judged.
-        payload["backend"] = "vllm" if self.backend == "ray" else self.backend
+        backend = backend_class(self.backend)
+        payload["engine"] = {k: v for k, v in self.engine.items() if k not in backend.engine_options.throughput_only}
+        payload["backend"] = backend.same_outputs_as or self.backend
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     @classmethod
@@ -154,3 +151,19 @@ def _read_toml(name_or_path: str, seen: tuple[Path, ...] = ()) -> tuple[dict[str
 
 def available_configs() -> list[ModelConfig]:
     return [ModelConfig.load(str(p)) for p in sorted(resource_dir("model_configs").glob("*.toml"))]
+
+
+def check_engine_options(backend: str, options: type[EngineOptions], engine: dict[str, Any]) -> None:
+    """Raise ValueError naming each bad `[engine]` key (with the nearest valid name for a typo)."""
+    try:
+        options.model_validate(engine)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            key = ".".join(str(part) for part in error["loc"])
+            hint = ""
+            if error["type"] == "extra_forbidden":
+                close = difflib.get_close_matches(str(error["loc"][0]), list(options.model_fields), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(options.model_fields)})"
+            problems.append(f"[engine] {key}: {error['msg']}{hint}")
+        raise ValueError(f"invalid {backend} engine settings: " + "; ".join(problems)) from None

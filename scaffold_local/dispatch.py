@@ -13,7 +13,6 @@ from typing import Any, Protocol
 
 from . import faults
 from .backends import Backend, Result
-from .backends.base import ReportsSteps
 from .config import ModelConfig
 from .records import Record
 from .requests import Judge, PlannedRequest
@@ -45,7 +44,7 @@ class Dispatcher:
         self.engine_description: dict[str, Any] | None = None  # set once the engine has started
         self.engine_seconds = 0.0  # wall time inside the engine's generate calls
         # Attempts a backend sent again within a call (HTTP 429, 5xx, timeouts, dropped connections), by the
-        # failure class of the attempt that failed; only backends that retry count them (`retries` attribute).
+        # failure class of the attempt that failed (`Backend.retries`).
         self.retries: Counter[str] = Counter()
 
     @property
@@ -78,15 +77,15 @@ class Dispatcher:
 
     def _generate(self, batch: Sequence[PlannedRequest], advance: Advance) -> list[Result]:
         backend = self.backend  # started (and its start-up not timed) before the clock runs
-        if isinstance(backend, ReportsSteps):  # engines that can say how far a long call has got
+        if backend.reports_steps:  # engines that can say how far a long call has got
             backend.on_step = lambda done, rows, tokens, most: advance(
                 0, f"engine call: {done}/{rows} done, {tokens} tokens of at most {most}")
         faults.point("engine_call", keys=[p.cache_key for p in batch])
-        counted = Counter(getattr(backend, "retries", None) or {})
+        counted = Counter(backend.retries)
         started = time.perf_counter()
         results = backend.generate([p.request for p in batch])
         self.engine_seconds += time.perf_counter() - started
-        self.retries += Counter(getattr(backend, "retries", None) or {}) - counted
+        self.retries += backend.retries - counted
         faults.point("engine_done")
         if len(results) != len(batch) or any(r.id != p.request.id for r, p in zip(results, batch)):
             raise RuntimeError(f"backend {self.config.backend!r} broke the protocol: results out of order")

@@ -32,6 +32,9 @@ from typing import Any
 
 from scaffold_local.backends.base import Request, Result
 from scaffold_local.backends.responder import ResponderBackend
+from scaffold_local.config import ModelConfig
+
+from .helpers import RESPONDER_CONFIG
 
 FAULTS = ("rate_limit", "http_500", "http_503", "slow", "drop", "malformed")
 MALFORMED_BODIES = (b'{"choices": [{"message": {"content": "{\\"F1\\": {\\"justif', b"<html>502 Bad Gateway</html>", b"")
@@ -49,8 +52,8 @@ def request_key(request: Request) -> str:
 class RecordingResponder(ResponderBackend):
     """The responder, keeping every request it answers, and its answer, in `table` (by `request_key`)."""
 
-    def __init__(self, table: dict[str, tuple[Request, Result]]):
-        super().__init__(None)
+    def __init__(self, table: dict[str, tuple[Request, Result]], config: ModelConfig):
+        super().__init__(config.model_copy(update={"backend": "responder", "engine": {}}))  # whatever judge it stands for
         self.table = table
 
     def generate(self, requests):
@@ -66,7 +69,7 @@ class ResponderAnswers:
 
     def __init__(self, table: dict[str, tuple[Request, Result]]):
         self.table = table
-        self.responder = ResponderBackend(None)
+        self.responder = ResponderBackend(ModelConfig.load(str(RESPONDER_CONFIG)))
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")

@@ -38,7 +38,7 @@ def test_a_looping_output_is_closed_after_its_last_complete_item():
 class SteppingResponder(ResponderBackend):
     """The responder, reporting three decoding steps per call as the transformers engine does."""
 
-    on_step = None
+    reports_steps = True
 
     def generate(self, requests):
         for step in (1, 2, 3):

@@ -176,7 +176,7 @@ def test_soak_over_2000_requests_with_faults_of_every_kind(tmp_path, servers):
     config = hosted_config_file(tmp_path / "hosted.toml", server.url, **ENGINE)
     config.write_text(config.read_text().replace("\n\n[engine]", f"\nrequests_per_call = {REQUESTS_PER_CALL}\n\n[engine]"))
     reference_store = tmp_path / "reference"
-    pipeline = Pipeline(ModelConfig.load(str(config)), reference_store, backend_factory=lambda c: RecordingResponder(table))
+    pipeline = Pipeline(ModelConfig.load(str(config)), reference_store, backend_factory=lambda c: RecordingResponder(table, c))
     reference = pipeline.score(load_input(input_path))
     pipeline.close()
     planned = len(table)

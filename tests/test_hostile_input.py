@@ -16,12 +16,13 @@ import pytest
 from typer.testing import CliRunner
 
 from scaffold_local import cli
-from scaffold_local.backends.responder import ResponderBackend
+from scaffold_local.backends.responder import ResponderBackend, ResponderTokens
+from scaffold_local.backends.tokens import EstimatedTokens, TokenizerTokens
 from scaffold_local.cli import app
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import InputError, load_input
 from scaffold_local.pipeline import Pipeline
-from scaffold_local.requests import EstimatedTokens, Judge, ResponderTokens, TokenizerTokens, token_counter
+from scaffold_local.requests import Judge, token_counter
 from scaffold_local.schemas import Fact, KeyQuestion, Scaffold
 
 from .helpers import FACTORY, LIBRARY, RESPONDER_CONFIG, write_jsonl

@@ -8,6 +8,7 @@ The archive holds that commit's store after, for N in 1..5, from the repository 
 
 from __future__ import annotations
 
+import json
 import tarfile
 from pathlib import Path
 
@@ -38,3 +39,14 @@ def test_a_run_of_the_previous_release_resumes_with_nothing_sent(version, tmp_pa
     assert "scaffolds: 0 extracted, 2 reused from the store; judgments: 0 sent" in result.output
     assert {name: (run_dir / name).read_bytes() for name in OUTPUTS} == before
     assert runs.open(run_dir).spec.method_version == version
+
+
+def test_every_shipped_judge_keeps_the_fingerprint_it_had_before_the_redesign():
+    """The fingerprint keys every stored scaffold and judgment; the registry now derives the settings
+    it leaves out (each backend's throughput-only options) where one global list did before."""
+    from scaffold_local.config import ModelConfig, available_configs
+
+    before = json.loads((ROOT / "tests" / "snapshots" / "fingerprints.json").read_text())
+    now = {c.name: c.fingerprint() for c in available_configs()}
+    now["tests/configs/responder.toml"] = ModelConfig.load(str(RESPONDER_CONFIG)).fingerprint()
+    assert now == before

@@ -1,14 +1,22 @@
-"""Backends behind one batch-first protocol. Each engine lives in its own module and is imported
-only when a config selects it, so `import scaffold_local` never pulls torch or an HTTP client."""
+"""Backends behind one batch-first protocol, each one class over `BaseBackend` in its own module.
+A module is imported only when a config names its backend, and imports its engine only when the
+backend starts, so `import scaffold_local` never pulls torch or an HTTP client. The registry is the
+one list of backends: config validation (names, [engine] tables, the fingerprint), token counting
+and `create_backend` all read it."""
 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from ..config import ModelConfig
-from .base import Backend, BackendError, Message, Request, Result, Sampling, Usage
+from ..errors import BackendError
+from .base import Backend, BaseBackend, EngineOptions, Message, Request, Result, Sampling, Usage
 
-_REGISTRY = {
+if TYPE_CHECKING:
+    from ..config import ModelConfig
+
+# backend name -> "module:class" of the package's own engines; `register` adds others
+_ENGINES: dict[str, str | type[BaseBackend]] = {
     "transformers": "scaffold_local.backends.transformers:TransformersBackend",
     "vllm": "scaffold_local.backends.vllm:VllmBackend",
     "ray": "scaffold_local.backends.ray_data:RayDataBackend",
@@ -18,11 +26,30 @@ _REGISTRY = {
 }
 
 
+def register(backend: type[BaseBackend]) -> type[BaseBackend]:
+    """Make a backend class available to configs under its `name` (usable as a class decorator)."""
+    _ENGINES[backend.name] = backend
+    return backend
+
+
+def backend_names() -> tuple[str, ...]:
+    return tuple(_ENGINES)
+
+
+def backend_class(name: str) -> type[BaseBackend]:
+    """The class of a backend, its module imported on first use (not its engine)."""
+    entry = _ENGINES.get(name)
+    if entry is None:
+        raise BackendError(f"unknown backend {name!r} (known: {', '.join(_ENGINES)})", backend=name)
+    if isinstance(entry, str):
+        module_name, class_name = entry.split(":")
+        entry = _ENGINES[name] = getattr(importlib.import_module(module_name), class_name)
+    return entry
+
+
 def create_backend(config: ModelConfig) -> Backend:
-    if config.backend not in _REGISTRY:
-        raise BackendError(f"unknown backend {config.backend!r} (known: {', '.join(_REGISTRY)})", backend=config.backend)
-    module_name, class_name = _REGISTRY[config.backend].split(":")
-    return getattr(importlib.import_module(module_name), class_name)(config)
+    return backend_class(config.backend)(config)
 
 
-__all__ = ["Backend", "BackendError", "Message", "Request", "Result", "Sampling", "Usage", "create_backend"]
+__all__ = ["Backend", "BackendError", "BaseBackend", "EngineOptions", "Message", "Request", "Result", "Sampling",
+           "Usage", "backend_class", "backend_names", "create_backend", "register"]

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import BackendError
 from ..records import FailureCategory, Message
+from .tokens import EstimatedTokens, TokenCounter
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
 
 
 class Sampling(BaseModel):
@@ -103,20 +108,24 @@ class Result(BaseModel):
     latency_s: float | None = None
 
 
-def check_grammar_engine(backend: str, chosen: str, known: tuple[str, ...]) -> None:
-    """A config's `structured_outputs` must be one of the engine's grammar engines."""
-    if chosen not in known:
-        raise BackendError(f"structured_outputs={chosen!r} is not one of {known}", backend=backend)
-
-
-def missing_dependency(backend: str, exc: ImportError, hint: str) -> BackendError:
-    """The error for an engine whose package is not installed, with the line that installs it."""
-    return BackendError(f"missing dependency: {exc.name}", backend=backend, hint=hint)
+# (requests of the call finished, requests in the call, tokens decoded so far, at most)
+StepCallback = Callable[[int, int, int, int], None]
 
 
 @runtime_checkable
 class Backend(Protocol):
-    name: str
+    """What the pipeline needs of an engine: batch-first generation, provenance, closing, and the
+    optional features every backend declares (`BaseBackend` gives them all)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def reports_steps(self) -> bool:  # sets `on_step` progress inside a long call
+        ...
+
+    on_step: StepCallback | None
+    retries: Counter[str]  # attempts sent again within a call, by the failed one's failure class
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
         """One result per request, same order, ids echoed; per-item errors, never a failed batch."""
@@ -129,16 +138,53 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-# (requests of the call finished, requests in the call, tokens decoded so far, at most)
-StepCallback = Callable[[int, int, int, int], None]
+class EngineOptions(BaseModel):
+    """A backend's `[engine]` table. `throughput_only`: the settings that change speed, memory or
+    transport, not outputs; they stay out of the judge fingerprint, so tuning them keeps cached
+    scaffolds and records valid."""
+
+    model_config = ConfigDict(extra="forbid")
+    throughput_only: ClassVar[frozenset[str]] = frozenset()
 
 
-@runtime_checkable
-class ReportsSteps(Protocol):
-    """Optional: a backend whose calls can run for minutes (transformers on CPU decodes a whole
-    batch in one call) says how far a call has got, so a long wait is never a silent one."""
+class BaseBackend:
+    """One engine: a subclass sets the class attributes and implements `generate` and `describe`;
+    the base gives every backend the same checks, errors and optional features. Registered by
+    `backends.register` (the package's own engines are listed in backends/__init__.py)."""
 
-    on_step: StepCallback | None
+    name: ClassVar[str]  # the configs' `backend`
+    engine_options: ClassVar[type[EngineOptions]] = EngineOptions  # its [engine] table, checked when a config loads
+    grammar_engines: ClassVar[tuple[str, ...]] = ()  # the `structured_outputs` it accepts; () accepts any
+    install: ClassVar[str] = ""  # the line that installs its packages
+    reports_steps: ClassVar[bool] = False  # sets `on_step` progress inside a long call
+    same_outputs_as: ClassVar[str | None] = None  # a backend whose outputs it reproduces (shares its cache)
+
+    def __init__(self, config: ModelConfig):
+        self.config = config
+        if self.grammar_engines and config.structured_outputs not in self.grammar_engines:
+            raise BackendError(f"structured_outputs={config.structured_outputs!r} is not one of {self.grammar_engines}",
+                               backend=self.name)
+        self.options: Any = self.engine_options.model_validate(config.engine)
+        self.on_step: StepCallback | None = None  # set by the dispatcher where `reports_steps`
+        self.retries: Counter[str] = Counter()  # attempts sent again within a call, by the failed one's class
+
+    def missing(self, exc: ImportError) -> BackendError:
+        """The error for an engine package that is not installed, with the line that installs it."""
+        return BackendError(f"missing dependency: {exc.name}", backend=self.name, hint=self.install)
+
+    @staticmethod
+    def token_counter(config: ModelConfig) -> TokenCounter:
+        """How to count a prompt's tokens without starting the engine: by default an estimate."""
+        return EstimatedTokens(f"backend {config.backend} has no local tokenizer; the server decides")
+
+    def generate(self, requests: Sequence[Request]) -> list[Result]:
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": self.name}
+
+    def close(self) -> None:
+        pass
 
 
 def finish_fields(reason: str | None) -> dict[str, Any]:

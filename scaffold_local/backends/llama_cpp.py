@@ -21,35 +21,57 @@ import logging
 import math
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..config import ModelConfig
+from pydantic import Field, model_validator
+
 from ..embedded import EMBEDDED_PREFIX, embedded_model, locate_gguf
-from ..engine_options import LlamaCppOptions
 from ..errors import ModelFolderError
 from ..provenance import package_versions
 from .base import (
     BackendError,
+    BaseBackend,
+    EngineOptions,
     Request,
     Result,
-    StepCallback,
     TokenAlternatives,
     Usage,
-    check_grammar_engine,
     context_overflow,
     covering_text,
     error_results,
-    missing_dependency,
 )
+from .tokens import TokenCounter, TokenizerTokens
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
+    from ..records import Message
 
 GRAMMAR_ENGINES = ("gbnf",)
 # llama.cpp logs to stderr through this logger (model loading, context sizes): the user sees our
 # progress bar, not the engine's notes; `logging.getLogger("llama-cpp-python").setLevel(logging.INFO)`
 # brings them back.
 logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
+
+
+class LlamaCppOptions(EngineOptions):
+    """llama.cpp in process; one request's context is the config's max_model_len."""
+
+    throughput_only: ClassVar[frozenset[str]] = frozenset({"threads", "batch_size", "parallel", "kv_tokens"})
+    threads: int | None = Field(None, ge=1, description="CPU threads; None: every core this process may use")
+    batch_size: int = Field(512, ge=8, description="tokens per forward pass (llama.cpp's n_batch)")
+    parallel: int = Field(16, ge=1, le=256, description="requests decoded together, one token each per forward pass")
+    kv_tokens: int = Field(16384, ge=512, description="KV-cache cells shared by the requests decoded together (a "
+                                                       "prompt prefix they share is stored once)")
+
+    @model_validator(mode="after")
+    def _fits_a_batch(self) -> LlamaCppOptions:
+        if self.parallel > self.batch_size:
+            raise ValueError(f"parallel ({self.parallel}) cannot exceed batch_size ({self.batch_size}): every step "
+                             "decodes one token of each request in one batch")
+        return self
 
 
 def gguf_path(model: str) -> Path:
@@ -210,19 +232,19 @@ class _Sequence:
         return len(self.prompt) + len(self.generated)
 
 
-class LlamaCppBackend:
+class LlamaCppBackend(BaseBackend):
     name = "llama-cpp"
+    engine_options = LlamaCppOptions
+    grammar_engines = GRAMMAR_ENGINES
+    install = "pip install 'scaffold-local[llama-cpp]' (builds llama.cpp for this CPU: a few minutes, once per machine)"
+    reports_steps = True  # one call decodes many requests: minutes on CPU
 
     def __init__(self, config: ModelConfig):
-        self.config = config
-        self.on_step: StepCallback | None = None  # progress inside a call (ReportsSteps)
-        self.options = LlamaCppOptions.model_validate(config.engine)
-        check_grammar_engine(self.name, config.structured_outputs, GRAMMAR_ENGINES)
+        super().__init__(config)
         try:
             from llama_cpp import _internals, llama_cpp
         except ImportError as exc:
-            raise missing_dependency(self.name, exc, "pip install 'scaffold-local[llama-cpp]' (builds llama.cpp for "
-                                                     "this CPU: a few minutes, once per machine)") from None
+            raise self.missing(exc) from None
         self._c, self._internals = llama_cpp, _internals
         self.path = gguf_path(config.model)
         self.threads = self.options.threads or available_cores()
@@ -246,6 +268,14 @@ class LlamaCppBackend:
         # what it shares with it (a task's instructions and examples, a document) instead of computing it.
         self.keep = self.options.parallel
         self._kept: list[int] = []
+
+    @staticmethod
+    def token_counter(config: ModelConfig) -> TokenCounter:
+        """The GGUF file's own vocabulary and chat template, without its weights."""
+        def load() -> Callable[[Sequence[Message]], int]:
+            chat = ChatTokenizer.vocab_only(config.model)
+            return lambda messages: len(chat.tokens(messages))
+        return TokenizerTokens(load)
 
     def describe(self) -> dict[str, Any]:
         return {

