@@ -16,7 +16,7 @@ from .errors import UsageError
 from .method import method_version
 from .pipeline import Pipeline
 from .records import ScaffoldSource
-from .requests import Judge
+from .requests import Judge, fit_context
 
 DEFAULT_RERUN_TEMPERATURE = 0.7
 SAMPLING_ONLY = ("name", "description", "seed", "temperature", "top_p")  # per request in every backend
@@ -83,7 +83,7 @@ def fit_every_judge(configs: list[ModelConfig], loaded: LoadedInput, shared_scaf
     the judges score the same input), and the issues that say which were skipped and why."""
     issues: list[InputIssue] = []
     for i, config in enumerate(configs):
-        fit = Judge(config, method_version(method)).fit_context(loaded, extraction=i == 0 or not shared_scaffold)
+        fit = fit_context(Judge(config, method_version(method)), loaded, extraction=i == 0 or not shared_scaffold)
         loaded, issues = fit.loaded, issues + fit.issues
     return loaded, issues
 

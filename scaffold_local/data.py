@@ -6,7 +6,7 @@ never stops the load: it becomes an InputIssue naming the record (and the CSV li
 document and system where they are known) and the field, and the rest loads. Only a file that cannot
 be read at all is an InputError (missing, unknown format, UTF-16/32, an unreadable CSV header).
 Whether each document fits the judge's context is checked later, against a judge
-(requests.Judge.fit_context).
+(requests.fit_context).
 """
 
 from __future__ import annotations

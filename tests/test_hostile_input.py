@@ -22,7 +22,7 @@ from scaffold_local.cli import app
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import InputError, load_input
 from scaffold_local.pipeline import Pipeline
-from scaffold_local.requests import Judge, token_counter
+from scaffold_local.requests import Judge, fit_context, token_counter
 from scaffold_local.schemas import Fact, KeyQuestion, Scaffold
 
 from .helpers import FACTORY, LIBRARY, RESPONDER_CONFIG, write_jsonl
@@ -133,7 +133,7 @@ def test_a_document_too_long_for_the_context_is_skipped_before_anything_is_sent(
         row(doc_id="long", document=LONG, system="b", summary="The council met again."),
     ])
     judge = Judge(responder_config)
-    fit = judge.fit_context(load_input(path))
+    fit = fit_context(judge, load_input(path))
     assert fit.skipped.keys() == {"long"}
     [issue] = fit.issues
     assert (issue.record, issue.field, issue.severity, issue.doc_id) == (2, "document", "error", "long")
@@ -182,7 +182,7 @@ def test_a_judgment_that_cannot_fit_is_warned_about_by_summary(tmp_path):
     config = ModelConfig.load(str(config_file(tmp_path, max_model_len=4096)))
     summary = " ".join(f"Point {i} is made." for i in range(40))
     loaded = load_input(write_jsonl(tmp_path / "in.jsonl", [row(system="many", summary=summary), row(system="few")]))
-    fit = Judge(config).fit_context(loaded)
+    fit = fit_context(Judge(config), loaded)
     assert not fit.skipped
     [issue] = fit.issues
     assert (issue.record, issue.field, issue.severity, issue.doc_id, issue.system) == (1, "summary", "warning", "f", "many")
@@ -193,7 +193,7 @@ def test_a_judgment_that_cannot_fit_is_warned_about_by_summary(tmp_path):
 
 def test_scaffolds_from_elsewhere_skip_only_the_judgment_check(responder_config, tmp_path):
     loaded = load_input(write_jsonl(tmp_path / "in.jsonl", [row(doc_id="long", document=LONG)]))
-    fit = Judge(responder_config).fit_context(loaded, extraction=False)
+    fit = fit_context(Judge(responder_config), loaded, extraction=False)
     assert not fit.skipped  # no extraction by this judge: the document is not its to refuse
     assert fit.issues and all(i.severity == "warning" and i.field == "summary" for i in fit.issues)
 
@@ -211,14 +211,14 @@ def test_counting_needs_no_tokenizer_when_a_prompt_surely_fits():
     for i, text in enumerate(loaded_docs):
         loaded.documents[f"d{i}"] = Document(doc_id=f"d{i}", text=text, sha256=str(i) * 64)
         loaded.candidates.append(Candidate(record=i + 1, doc_id=f"d{i}", system="a", summary="Short."))
-    fit = judge.fit_context(loaded, counter)
+    fit = fit_context(judge, loaded, counter)
     assert not fit.issues and counter._counter is None and counter._fallback is None  # never loaded
 
 
 def test_without_a_tokenizer_the_count_is_a_labelled_estimate_and_skips_nothing(tmp_path):
     config = ModelConfig(name="t", backend="transformers", model="/nonexistent/model/folder")
     loaded = load_input(write_jsonl(tmp_path / "in.jsonl", [row(doc_id="long", document=LONG)]))
-    fit = Judge(config).fit_context(loaded)
+    fit = fit_context(Judge(config), loaded)
     assert not fit.skipped
     issue = fit.issues[0]
     assert issue.severity == "warning" and "may exceed the judge's max_model_len 8,192" in issue.message
@@ -420,7 +420,7 @@ def test_many_tiny_records_load_check_and_plan(responder_config, tmp_path):
     loaded_s = time.perf_counter() - started
     judge = Judge(responder_config)
     started = time.perf_counter()
-    fit = judge.fit_context(loaded)
+    fit = fit_context(judge, loaded)
     checked_s = time.perf_counter() - started
     started = time.perf_counter()
     extraction = [p for d in fit.loaded.documents.values() for p in judge.extraction_requests(d)]
@@ -541,7 +541,7 @@ def test_the_embedded_judges_tokenizer_count_is_the_engines_own(tmp_path):
     loaded = load_input(write_jsonl(tmp_path / "in.jsonl", [row(system="a"), row(doc_id="long", document=LONG)]))
     judge = Judge(config)
     counter = token_counter(config)
-    fit = judge.fit_context(loaded, counter)
+    fit = fit_context(judge, loaded, counter)
     assert counter.exact and fit.skipped.keys() == {"long"}
     issue = next(i for i in fit.issues if i.doc_id == "long")
     assert issue.severity == "error" and "counted with the judge's tokenizer and chat template" in issue.message

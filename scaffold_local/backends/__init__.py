@@ -7,13 +7,9 @@ and `create_backend` all read it."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
 from ..errors import BackendError
-from .base import Backend, BaseBackend, EngineOptions, Message, Request, Result, Sampling, Usage
-
-if TYPE_CHECKING:
-    from ..config import ModelConfig
+from .base import Backend, BaseBackend, EngineConfig, EngineOptions, Message, Request, Result, Sampling, Usage
 
 # backend name -> "module:class" of the package's own engines; `register` adds others
 _ENGINES: dict[str, str | type[BaseBackend]] = {
@@ -47,7 +43,7 @@ def backend_class(name: str) -> type[BaseBackend]:
     return entry
 
 
-def create_backend(config: ModelConfig) -> Backend:
+def create_backend(config: EngineConfig) -> Backend:
     return backend_class(config.backend)(config)
 
 

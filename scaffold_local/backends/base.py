@@ -11,16 +11,13 @@ import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import BackendError
 from ..records import FailureCategory, Message
 from .tokens import EstimatedTokens, TokenCounter
-
-if TYPE_CHECKING:
-    from ..config import ModelConfig
 
 
 class Sampling(BaseModel):
@@ -108,6 +105,30 @@ class Result(BaseModel):
     latency_s: float | None = None
 
 
+class EngineConfig(Protocol):
+    """What a backend reads of a judge's config (`config.EngineConfig` is one): the backends sit below
+    the config module, which finds them through their registry."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def structured_outputs(self) -> str: ...
+    @property
+    def whitespace(self) -> str: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def max_model_len(self) -> int: ...
+    @property
+    def engine(self) -> dict[str, Any]: ...
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Self: ...
+
+
 # (requests of the call finished, requests in the call, tokens decoded so far, at most)
 StepCallback = Callable[[int, int, int, int], None]
 
@@ -159,7 +180,7 @@ class BaseBackend:
     reports_steps: ClassVar[bool] = False  # sets `on_step` progress inside a long call
     same_outputs_as: ClassVar[str | None] = None  # a backend whose outputs it reproduces (shares its cache)
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: EngineConfig):
         self.config = config
         if self.grammar_engines and config.structured_outputs not in self.grammar_engines:
             raise BackendError(f"structured_outputs={config.structured_outputs!r} is not one of {self.grammar_engines}",
@@ -173,7 +194,7 @@ class BaseBackend:
         return BackendError(f"missing dependency: {exc.name}", backend=self.name, hint=self.install)
 
     @staticmethod
-    def token_counter(config: ModelConfig) -> TokenCounter:
+    def token_counter(config: EngineConfig) -> TokenCounter:
         """How to count a prompt's tokens without starting the engine: by default an estimate."""
         return EstimatedTokens(f"backend {config.backend} has no local tokenizer; the server decides")
 

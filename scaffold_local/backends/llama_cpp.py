@@ -24,16 +24,18 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
 from ..embedded import EMBEDDED_PREFIX, embedded_model, locate_gguf
 from ..errors import ModelFolderError
 from ..provenance import package_versions
+from ..records import Message
 from .base import (
     BackendError,
     BaseBackend,
+    EngineConfig,
     EngineOptions,
     Request,
     Result,
@@ -44,10 +46,6 @@ from .base import (
     error_results,
 )
 from .tokens import TokenCounter, TokenizerTokens
-
-if TYPE_CHECKING:
-    from ..config import ModelConfig
-    from ..records import Message
 
 GRAMMAR_ENGINES = ("gbnf",)
 # llama.cpp logs to stderr through this logger (model loading, context sizes): the user sees our
@@ -239,7 +237,7 @@ class LlamaCppBackend(BaseBackend):
     install = "pip install 'scaffold-local[llama-cpp]' (builds llama.cpp for this CPU: a few minutes, once per machine)"
     reports_steps = True  # one call decodes many requests: minutes on CPU
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: EngineConfig):
         super().__init__(config)
         try:
             from llama_cpp import _internals, llama_cpp
@@ -270,7 +268,7 @@ class LlamaCppBackend(BaseBackend):
         self._kept: list[int] = []
 
     @staticmethod
-    def token_counter(config: ModelConfig) -> TokenCounter:
+    def token_counter(config: EngineConfig) -> TokenCounter:
         """The GGUF file's own vocabulary and chat template, without its weights."""
         def load() -> Callable[[Sequence[Message]], int]:
             chat = ChatTokenizer.vocab_only(config.model)

@@ -18,7 +18,7 @@ import random
 import time
 from collections.abc import Sequence
 from datetime import UTC
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import jsonschema
 from pydantic import Field
@@ -27,6 +27,7 @@ from ..records import FailureCategory
 from .base import (
     BackendError,
     BaseBackend,
+    EngineConfig,
     EngineOptions,
     Request,
     Result,
@@ -36,9 +37,6 @@ from .base import (
     finish_fields,
     validate_json,
 )
-
-if TYPE_CHECKING:
-    from ..config import ModelConfig
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 # A server's Retry-After is honoured up to this many seconds per retry (a larger one is taken as this).
@@ -133,7 +131,7 @@ class OpenAIBackend(BaseBackend):
     engine_options = OpenAIOptions
     install = "pip install httpx"
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: EngineConfig):
         super().__init__(config)
         try:
             import httpx

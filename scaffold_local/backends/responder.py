@@ -35,16 +35,23 @@ import math
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from ..records import Message
 from ..text import HAN, overlap, split_sentences
-from .base import BaseBackend, EngineOptions, Request, Result, TokenAlternatives, Usage, context_overflow, validate_json
-
-if TYPE_CHECKING:
-    from ..config import ModelConfig
+from .base import (
+    BaseBackend,
+    EngineConfig,
+    EngineOptions,
+    Request,
+    Result,
+    TokenAlternatives,
+    Usage,
+    context_overflow,
+    validate_json,
+)
 
 CHARS_PER_TOKEN = 4
 _METADATA = ("published", "posted", "updated", "copyright", "contact")
@@ -82,12 +89,12 @@ class ResponderBackend(BaseBackend):
     name = "responder"
     engine_options = ResponderOptions
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: EngineConfig):
         super().__init__(config)
         self.delay_s = self.options.delay_s
 
     @staticmethod
-    def token_counter(config: ModelConfig) -> ResponderTokens:
+    def token_counter(config: EngineConfig) -> ResponderTokens:
         return ResponderTokens()
 
     def describe(self) -> dict[str, Any]:

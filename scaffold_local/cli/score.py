@@ -11,6 +11,7 @@ from rich.markup import escape
 from ..judge_check import first_use
 from ..records import RETRYABLE_FAILURES
 from ..report import systems_table
+from ..requests import fit_context
 from ..sources import source_from_options
 from ..store import check_run_name
 from .options import (
@@ -75,7 +76,7 @@ def score(
     loaded = read_input(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, split)
     source = source_from_options(scaffolds_from, scaffold_file, default_label.value)
     pipeline = make_pipeline(model, store, batch_requests, method_version, source, verdict_confidence, weighted_verdicts)
-    fit = pipeline.judge.fit_context(loaded, extraction=pipeline.source.kind == "extracted")
+    fit = fit_context(pipeline.judge, loaded, extraction=pipeline.source.kind == "extracted")
     loaded = kept_in_context(fit.loaded, fit.issues, [pipeline.config])
     config = pipeline.config
     if first_use(store, config):

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from ..backends import backend_class
 from ..backends.tokens import TokenCounter, prompt_bytes, prompt_tokens_at_most
 from ..data import Candidate, Document, InputIssue, LoadedInput
+from .judge import Judge, PlannedRequest
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
-    from .judge import Judge, PlannedRequest
 
 
 _SENTENCE_ENDS = re.compile(r"[.!?;:。！？…\n]")

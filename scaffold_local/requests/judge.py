@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from ..backends.base import Request, Result, Sampling
 from ..config import ModelConfig
-from ..data import Candidate, Document, LoadedInput
+from ..data import Candidate, Document
 from ..method import NO_ERROR, MethodVersion, method_version
 from ..metrics import Judgments
 from ..prompts import PromptTemplate, load_prompts
@@ -37,7 +37,6 @@ from ..schemas import (
 from ..text import split_sentences, splitter_version
 from ..views import VIEW_SPECS, ViewVerdicts
 from .confidence import CONFIDENCE_ALTERNATIVES, VERDICT_OF_TASK, verdict_confidence
-from .context_fit import ContextFit, TokenCounter, fit_context
 from .verdicts import cited_once_each, ids_cited_twice, join_records
 
 # Judgment kind (a scaffold view, faithfulness, the direct score) of each judgment task.
@@ -83,13 +82,7 @@ class Judge:
         calibrated = config.method_version == self.method.number
         self.decision_threshold = config.decision_threshold if calibrated else None
         self.known_sentences: dict[str, list[str]] = {}  # filled from the store (JudgmentCache.sentences)
-        self.judgment_overhead: int | None = None  # see fit_context
-
-    def fit_context(self, loaded: LoadedInput, counter: TokenCounter | None = None,
-                    extraction: bool = True) -> ContextFit:
-        """The input without the documents whose requests cannot fit the judge's context (see
-        `fit_context` below), before anything is sent."""
-        return fit_context(self, loaded, counter, extraction)
+        self.judgment_overhead: int | None = None  # bytes around document and summary (context_fit.py)
 
     def sentences(self, summary: str) -> list[str]:
         """The summary's numbered sentences under this method version's splitter."""
