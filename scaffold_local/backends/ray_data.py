@@ -36,7 +36,7 @@ from .base import (
     context_overflow,
     covering_text,
 )
-from .tokens import TokenCounter, chat_template_ids, hugging_face_tokens
+from .tokens import HuggingFaceTokenizer
 from .vllm import GRAMMAR_ENGINES, VllmOptions, engine_arguments, sampling_fields
 from .weights import resolve_model_path
 
@@ -109,7 +109,7 @@ def _postprocess(row: dict[str, Any]) -> dict[str, Any]:
             "error": row.get("__inference_error__") or None}
 
 
-class RayDataBackend(BaseBackend):
+class RayDataBackend(HuggingFaceTokenizer, BaseBackend):
     name = "ray"
     engine_options = RayOptions
     grammar_engines = GRAMMAR_ENGINES
@@ -158,15 +158,8 @@ class RayDataBackend(BaseBackend):
             ray.shutdown()
             self.started_ray = False
 
-    @staticmethod
-    def token_counter(config: EngineConfig) -> TokenCounter:
-        return hugging_face_tokens(config.model)
-
-    def _prompt_tokens(self, request: Request) -> int:
-        return len(chat_template_ids(self.tokenizer, request.messages))
-
     def generate(self, requests: Sequence[Request]) -> list[Result]:
-        results: list[Result | None] = [context_overflow(r, self._prompt_tokens(r), self.config.max_model_len)
+        results: list[Result | None] = [context_overflow(r, self.prompt_tokens(r), self.config.max_model_len)
                                         for r in requests]
         runnable = [i for i, r in enumerate(results) if r is None]
         if runnable:

@@ -91,3 +91,18 @@ def hugging_face_tokens(model: str) -> TokenCounter:
         tokenizer = AutoTokenizer.from_pretrained(str(resolve_model_path(model)), local_files_only=True)
         return lambda messages: len(chat_template_ids(tokenizer, messages))
     return TokenizerTokens(load)
+
+
+class HuggingFaceTokenizer:
+    """For a backend that loads its model's Hugging Face tokenizer as `self.tokenizer` (transformers,
+    vLLM, Ray): counts prompts with it before sending, and with the same rule before starting."""
+
+    tokenizer: Any
+
+    @staticmethod
+    def token_counter(config: Any) -> TokenCounter:
+        return hugging_face_tokens(config.model)
+
+    def prompt_tokens(self, request: Any) -> int:
+        return len(chat_template_ids(self.tokenizer, request.messages))
+

@@ -30,7 +30,7 @@ from .base import (
     error_results,
     validate_json,
 )
-from .tokens import TokenCounter, chat_template_ids, hugging_face_tokens
+from .tokens import HuggingFaceTokenizer, chat_template_ids
 from .weights import resolve_model_path
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines_core", "llguidance")
@@ -44,7 +44,7 @@ class TransformersOptions(EngineOptions):
     threads: int | None = None  # CPU threads for torch; None keeps torch's default
 
 
-class TransformersBackend(BaseBackend):
+class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
     name = "transformers"
     engine_options = TransformersOptions
     grammar_engines = GRAMMAR_ENGINES
@@ -128,10 +128,6 @@ class TransformersBackend(BaseBackend):
 
     def close(self) -> None:
         self.model = None
-
-    @staticmethod
-    def token_counter(config: EngineConfig) -> TokenCounter:
-        return hugging_face_tokens(config.model)
 
     # ------------------------------------------------------------ generation
 

@@ -36,7 +36,7 @@ from .base import (
     finish_fields,
 )
 from .child_stderr import ChildStderr
-from .tokens import TokenCounter, chat_template_ids, hugging_face_tokens
+from .tokens import HuggingFaceTokenizer
 from .weights import resolve_model_path
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines", "guidance", "auto")
@@ -186,7 +186,7 @@ def token_alternatives(completion: Any) -> list[TokenAlternatives] | None:
     return covering_text(out, completion.text)
 
 
-class VllmBackend(BaseBackend):
+class VllmBackend(HuggingFaceTokenizer, BaseBackend):
     name = "vllm"
     engine_options = VllmOptions
     grammar_engines = GRAMMAR_ENGINES
@@ -245,18 +245,11 @@ class VllmBackend(BaseBackend):
                 shutdown.shutdown()
             self.llm = None
 
-    @staticmethod
-    def token_counter(config: EngineConfig) -> TokenCounter:
-        return hugging_face_tokens(config.model)
-
-    def _prompt_tokens(self, request: Request) -> int:
-        return len(chat_template_ids(self.tokenizer, request.messages))
-
     def generate(self, requests: Sequence[Request]) -> list[Result]:
         results: list[Result | None] = [None] * len(requests)
         runnable = []
         for index, request in enumerate(requests):
-            results[index] = context_overflow(request, self._prompt_tokens(request), self.config.max_model_len)
+            results[index] = context_overflow(request, self.prompt_tokens(request), self.config.max_model_len)
             if results[index] is None:
                 runnable.append(index)
         if runnable:
