@@ -35,7 +35,7 @@ from .base import (
     error_results,
     finish_fields,
 )
-from .child_stderr import ChildStderr
+from .child_stderr import ChildStderr, engine_log_path, log_to_file
 from .tokens import HuggingFaceTokenizer
 from .weights import resolve_model_path
 
@@ -197,12 +197,15 @@ class VllmBackend(HuggingFaceTokenizer, BaseBackend):
         # Air-gapped by construction: weights and tokenizer come from a local folder, never a hub.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")  # our progress bars report the work
+        # The engine's notes go to its log file (the user sees our progress bar); on the console, warnings only.
+        self.log = engine_log_path(self.name)
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if self.log else "WARNING")
         os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")  # stdout carries only results
         try:
             from vllm import LLM
         except ImportError as exc:
             raise self.missing(exc) from None
+        log_to_file("vllm", self.log)  # this process's vLLM logger; its engine processes write through ChildStderr
         self.path = resolve_model_path(config.model)
         self.compact = config.whitespace == "compact"
         self.arguments = engine_arguments(config, self.path)
@@ -211,20 +214,22 @@ class VllmBackend(HuggingFaceTokenizer, BaseBackend):
 
     def _start(self, engine_class: Any) -> Any:
         """Start the engine; if it fails, raise with the engine processes' own first error line."""
-        children = ChildStderr()
+        children = ChildStderr(self.log)
         with children:
             try:
                 return engine_class(**self.arguments)
             except Exception as exc:  # the root cause is in the children's output, not in exc
                 failure = exc
         cause = children.first_error() or f"{type(failure).__name__}: {failure}"
+        where = f"the engine's whole log: {self.log}" if self.log else ""
         raise BackendError(f"the engine failed to start: {cause}", backend=self.name,
-                           hint=kv_cache_hint(self.arguments)) from failure
+                           hint="; ".join(filter(None, (kv_cache_hint(self.arguments), where)))) from failure
 
     def describe(self) -> dict[str, Any]:
         return {
             "engine": "vllm",
             "model_path": str(self.path),
+            "log": str(self.log) if self.log else None,
             "structured_outputs": f"vllm/{self.config.structured_outputs}",
             "whitespace": self.config.whitespace,
             "settings": {k: v for k, v in self.arguments.items() if k not in ("model", "tokenizer")},

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
+from ..backends.child_stderr import ENGINE_LOG_ENV
 from ..errors import ScaffoldLocalError
 from .output import err, fail
 
@@ -57,9 +59,12 @@ app = typer.Typer(
 
 @app.callback()
 def root(verbose: Annotated[bool, typer.Option(
-        "--verbose", "-v", help="also log scaffold_local's diagnostics (INFO) to stderr")] = False) -> None:
+        "--verbose", "-v", help="log scaffold_local's diagnostics (INFO) to stderr, and show the engines' own "
+                                "output there instead of in their log file")] = False) -> None:
     """Semantic Scaffold summary evaluation with open-weight judges on local hardware."""
     configure_logging(logging.INFO if verbose else logging.WARNING)
+    if verbose:
+        os.environ.setdefault(ENGINE_LOG_ENV, "-")
 
 
 def configure_logging(level: int) -> None:
