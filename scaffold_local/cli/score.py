@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from ..judge_check import first_use
+from ..pipeline import Pipeline, RunOutcome
 from ..records import RETRYABLE_FAILURES
 from ..report import systems_table
 from ..requests import fit_context
@@ -95,6 +96,11 @@ def score(
     finally:
         pipeline.close()
 
+    print_outcome(outcome, pipeline, ds_scale)
+
+
+def print_outcome(outcome: RunOutcome, pipeline: Pipeline, ds_scale: int) -> None:
+    """What a run did (scaffolds, judgments, tokens, failures) on stderr; its per-system table on stdout."""
     ex = outcome.extraction
     made = "extracted" if pipeline.source.kind == "extracted" else "read from the file"
     err.print(f"scaffolds: {ex.computed} {made}, {ex.reused} reused from the store; "
