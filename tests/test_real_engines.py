@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -145,6 +146,14 @@ def test_rerun_is_served_from_the_store_without_an_engine(finished):
     outcome = pipeline.score(load_input(EXAMPLES))
     assert started == [] and outcome.requests_sent == 0 and outcome.requests_reused == EXAMPLE_SUMMARIES * 5
     assert outcome.run_dir == finished.run_dir
+
+
+def test_the_console_shows_our_progress_and_result_and_the_engine_log_keeps_vllms_notes(tmp_path_factory, request):
+    output = _finish("vllm", tmp_path_factory, request).output
+    log = Path(next(line.removeprefix("engine log: ") for line in output.splitlines() if line.startswith("engine log: ")))
+    vllm_record = re.compile(r"^(\(\w+ pid=\d+\) )?(DEBUG|INFO|WARNING) \d\d-\d\d ", re.M)
+    assert not vllm_record.search(output), output
+    assert vllm_record.search(log.read_text(encoding="utf-8"))
 
 
 def test_two_ray_replicas_give_the_single_engines_outputs(tmp_path_factory, request):

@@ -201,25 +201,28 @@ class VllmBackend(HuggingFaceTokenizer, BaseBackend):
         self.log = engine_log_path(self.name)
         os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if self.log else "WARNING")
         os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")  # stdout carries only results
-        try:
-            from vllm import LLM
-        except ImportError as exc:
-            raise self.missing(exc) from None
-        log_to_file("vllm", self.log)  # this process's vLLM logger; its engine processes write through ChildStderr
         self.path = resolve_model_path(config.model)
         self.compact = config.whitespace == "compact"
         self.arguments = engine_arguments(config, self.path)
-        self.llm = self._start(LLM)
+        self.llm = self._start()
         self.tokenizer = self.llm.get_tokenizer()
 
-    def _start(self, engine_class: Any) -> Any:
-        """Start the engine; if it fails, raise with the engine processes' own first error line."""
+    def _start(self) -> Any:
+        """Import vLLM and start the engine with stderr pointed at the engine log (import notes, start-up,
+        its engine processes for as long as they live); if it fails, raise with their first error line."""
         children = ChildStderr(self.log)
         with children:
             try:
-                return engine_class(**self.arguments)
+                from vllm import LLM
+            except ImportError as exc:
+                raise self.missing(exc) from None
+            try:
+                engine = LLM(**self.arguments)
             except Exception as exc:  # the root cause is in the children's output, not in exc
                 failure = exc
+            else:
+                log_to_file("vllm", self.log)  # this process's vLLM logger, as starting the engine configured it
+                return engine
         cause = children.first_error() or f"{type(failure).__name__}: {failure}"
         where = f"the engine's whole log: {self.log}" if self.log else ""
         raise BackendError(f"the engine failed to start: {cause}", backend=self.name,

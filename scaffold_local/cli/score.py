@@ -117,7 +117,7 @@ def print_outcome(outcome: RunOutcome, pipeline: Pipeline, ds_scale: int) -> Non
         err.print(f"{stage}: {u['prompt_tokens']:,} prompt tokens{hits}, {u['completion_tokens']:,} output tokens; "
                   f"finish reasons: {reasons or 'none'}" + (f"; retries: {retried}" if retried else ""), highlight=False)
     if (log := (pipeline.dispatch.engine_description or {}).get("log")) is not None:
-        err.print(f"engine log: {log}", highlight=False)
+        err.print(f"engine log: {log}", highlight=False, soft_wrap=True)
     if outcome.failures:
         counts = ", ".join(f"{kind} {n}" for kind, n in sorted(outcome.failures.items()))
         partly = outcome.usage["judgments"]["partly_valid"]
