@@ -106,7 +106,7 @@ class Result(BaseModel):
 
 
 class EngineConfig(Protocol):
-    """What a backend reads of a judge's config (`config.EngineConfig` is one): the backends sit below
+    """What a backend reads of a judge's config (`config.ModelConfig` is one): the backends sit below
     the config module, which finds them through their registry."""
 
     @property
