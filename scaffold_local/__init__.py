@@ -14,7 +14,7 @@ from .data import FieldMap, LoadedInput, load_input
 from .errors import ScaffoldLocalError
 from .metrics import SummaryScores, SystemScores, score_summary, system_means
 from .pipeline import Pipeline, RunOutcome
-from .schemas import Scaffold
+from .scaffold import Scaffold
 
 __version__ = "0.1.0"
 __all__ = ["FieldMap", "LoadedInput", "ModelConfig", "Pipeline", "RunOutcome", "Scaffold", "ScaffoldLocalError",

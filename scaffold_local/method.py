@@ -1,19 +1,20 @@
 """Method versions: what a version of the method fixes, so that a number can be reproduced.
 
-A version pins the prompt templates (`prompts/<task>.v<N>.jinja`), the shape of every JSON schema
-the judge fills in, and the sentence splitter that numbers summary sentences. Version 2 follows the
-paper where it speaks (README, "Method versions"); version 3 is version 2 with compact verdicts
-(evidence first, a short justification only where something is cited or an error found: about
-half the output tokens); version 4 writes each verdict in the paper's own order (the verdict,
-then the cited sentences, then the justification), so that the judge decides before it writes
-any text, and the probability of the verdict token is its confidence; version 5 asks about one
-item per request (one fact, question, entity or summary sentence), in the paper's order, so a
-small judge's verdict on one item is not pulled along by its verdicts on the others (the summary
-comes before the item, so a prefix cache computes it once for all its items), with worked examples
-in its alignment and extraction prompts (without them the 1.5B CPU judge wrote the labels themselves
-as entity attributes: "main point"). Older versions stay
-selectable so that their scores can be reproduced. Metric definitions are not versioned: they
-follow METHOD.md.
+A version pins the scaffold views it uses (`views`: adding a view to the registry changes no earlier
+version, neither its requests nor its scaffold keys), the prompt templates
+(`prompts/<task>.v<N>.jinja`), the shape of every JSON schema the judge fills in, and the sentence
+splitter that numbers summary sentences. Version 2 follows the paper where it speaks (README,
+"Method versions"); version 3 is version 2 with compact verdicts (evidence first, a short
+justification only where something is cited or an error found: about half the output tokens);
+version 4 writes each verdict in the paper's own order (the verdict, then the cited sentences, then
+the justification), so that the judge decides before it writes any text, and the probability of the
+verdict token is its confidence; version 5 asks about one item per request (one fact, question,
+entity or summary sentence), in the paper's order, so a small judge's verdict on one item is not
+pulled along by its verdicts on the others (the summary comes before the item, so a prefix cache
+computes it once for all its items), with worked examples in its alignment and extraction prompts
+(without them the 1.5B CPU judge wrote the labels themselves as entity attributes: "main point").
+Older versions stay selectable so that their scores can be reproduced. Metric definitions are not
+versioned: they follow METHOD.md.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ FINESURE_ERROR_CATEGORIES = (
 # The paper's entity types.
 ENTITY_KINDS = ("person", "org", "product", "concept", "other")
 NO_ERROR = "no error"
+# The views of the paper, which every version up to 5 uses.
+PAPER_VIEWS = ("facts", "questions", "entities")
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,15 @@ class MethodVersion:
     verdict_first: bool = False
     # One request per fact, question, entity and summary sentence instead of one per view.
     one_item_per_request: bool = False
+    views: tuple[str, ...] = PAPER_VIEWS  # the scaffold views, in extraction and display order
 
     def describe(self) -> dict[str, Any]:
-        return asdict(self)
+        """As run specs store it; the paper's views are left out, so runs made before versions named
+        their views keep their identity."""
+        described = asdict(self)
+        if self.views == PAPER_VIEWS:
+            del described["views"]
+        return described
 
     @property
     def decided_by_evidence(self) -> bool:

@@ -32,11 +32,12 @@ from .provenance import package_versions, platform_info
 from .quality import ScaffoldQuality, inspect, quality_path, read_support, save_support, support_requests
 from .records import Record, RunSpec, ScaffoldSource, usage_stats
 from .requests import Judge, PlannedRequest
-from .schemas import ASSEMBLY_VERSION, Scaffold, direct_score_model, json_schema, schema_sha256
+from .scaffold import Scaffold
+from .schemas import ASSEMBLY_VERSION, json_schema, schema_sha256
 from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
 from .store import JudgmentCache, RunFolder, ScaffoldStore, StoredScaffold
 from .store.runs import check_run_name, now
-from .views import VIEW_SPECS
+from .views import direct_score
 
 
 @dataclass
@@ -121,7 +122,7 @@ class Pipeline:
         def assemble(doc_ids: list[str]) -> None:
             for doc_id in doc_ids:
                 mine = arrived[doc_id]
-                if len(mine) < len(VIEW_SPECS):
+                if len(mine) < len(self.judge.views):
                     continue  # the rest of this document's views is in the next batch
                 outcome.records.extend(mine.values())
                 passing = [f"{view}: {r.error}" for view, r in mine.items() if r.retryable]
@@ -139,7 +140,7 @@ class Pipeline:
                 arrived.setdefault(record.doc_id, {})[record.task.removeprefix("extract_")] = record
             assemble(list(dict.fromkeys(r.doc_id for r in records)))
 
-        assemble([d for d, views in arrived.items() if len(views) == len(VIEW_SPECS)])  # nothing left to send
+        assemble([d for d, views in arrived.items() if len(views) == len(self.judge.views)])  # nothing left to send
         self.dispatch.send([p for p in pending if p.cache_key not in answered], "extracting scaffolds", store)
         return outcome
 
@@ -280,8 +281,8 @@ def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command:
     config = judge.config
     limits = config.limits
     static_schemas = {spec.extract_task: schema_sha256(json_schema(spec.extraction_model(limits, judge.method)))
-                      for spec in VIEW_SPECS.values()}
-    static_schemas["direct_score"] = schema_sha256(json_schema(direct_score_model(limits, judge.method)))
+                      for spec in judge.views.values()}
+    static_schemas[direct_score.TASK] = schema_sha256(json_schema(direct_score.direct_score_model(limits, judge.method)))
     spec = RunSpec(
         input={"source": loaded.source, "fingerprint": loaded.fingerprint,
                "fields": loaded.fields.model_dump(), "split": loaded.split},

@@ -1,4 +1,5 @@
-"""Prompt templates: versioned Jinja files in prompts/, one per task, named `<task>.v<N>.jinja`.
+"""Prompt templates: versioned Jinja files in prompts/, one per task, named `<task>.v<N>.jinja` (a
+view registered from outside the package may keep its own in its `templates` folder).
 
 Each file defines two blocks, `system` and `user`. Every judgment prompt is ordered fixed
 instructions -> source or scaffold -> candidate summary last, so that all summaries of one document
@@ -20,16 +21,10 @@ import jinja2
 
 from .config import resource_dir
 from .errors import PromptError
+from .method import method_version
 from .records import Message
-from .views import VIEW_SPECS
+from .views import VIEW_SPECS, tasks_of
 
-# Every task has a template: extraction and alignment for each scaffold view, then the two others.
-TASKS = (
-    *(spec.extract_task for spec in VIEW_SPECS.values()),
-    *(spec.align_task for spec in VIEW_SPECS.values()),
-    "check_faithfulness",
-    "direct_score",
-)
 _FILE = re.compile(r"^(?P<task>[a-z_]+)\.v(?P<version>\d+)\.jinja$")
 
 
@@ -75,17 +70,20 @@ def _environment() -> jinja2.Environment:
 
 
 def load_prompts(directory: Path | None = None, pins: dict[str, int] | None = None,
-                 version: int | None = None) -> dict[str, PromptTemplate]:
-    """The template for every task: the pinned version, else the newest version up to `version` (a
-    method version changes only some tasks' templates and keeps the others), else the newest."""
+                 version: int | None = None, tasks: tuple[str, ...] | None = None) -> dict[str, PromptTemplate]:
+    """The template for every task (`tasks`, else every task of method `version`, else of the default
+    one): the pinned version, else the newest version up to `version` (a method version changes only
+    some tasks' templates and keeps the others), else the newest."""
     directory = directory or resource_dir("prompts")
+    tasks = tasks or tasks_of(method_version(version))
+    own = {spec.templates for spec in VIEW_SPECS.values() if spec.templates and set(spec.tasks) & set(tasks)}
     found: dict[str, dict[int, Path]] = {}
-    for path in directory.glob("*.jinja"):
+    for path in (p for folder in (directory, *own) for p in folder.glob("*.jinja")):
         match = _FILE.match(path.name)
         if match:
             found.setdefault(match["task"], {})[int(match["version"])] = path
     prompts = {}
-    for task in TASKS:
+    for task in tasks:
         versions = found.get(task)
         if not versions:
             raise PromptError(f"no template for task {task!r} in {directory}")

@@ -18,10 +18,10 @@ from typing import Any
 from .config import ModelConfig
 from .data import Candidate, Document
 from .method import NO_ERROR
-from .schemas import Scaffold, SchemaLimits
+from .scaffold import Scaffold
+from .schemas import SchemaLimits
 from .store import ScaffoldStore
 from .text import content_words, overlap
-from .views import VIEW_SPECS
 
 NEAR_DUPLICATE = 0.8
 
@@ -60,11 +60,11 @@ def _jaccard(a: str, b: str) -> float:
 def inspect(scaffold: Scaffold, limits: SchemaLimits) -> ScaffoldQuality:
     """The checks that need no judge."""
     quality = ScaffoldQuality(scaffold.doc_id, scaffold.key)
-    for name, spec in VIEW_SPECS.items():
-        if spec.items(scaffold) is None:
+    for spec, items in scaffold.each_view():
+        if items is None:
             continue
-        judged = spec.judged(scaffold)
-        quality.labels[name] = dict(Counter(i.label for i in judged))
+        judged = spec.judged(items)
+        quality.labels[spec.name] = dict(Counter(i.label for i in judged))
         for a, b in itertools.combinations(judged, 2):
             if a.owner != b.owner:  # two entities may share a fact; one entity should not repeat it
                 continue
@@ -77,7 +77,7 @@ def inspect(scaffold: Scaffold, limits: SchemaLimits) -> ScaffoldQuality:
 
 def human_coverage(scaffold: Scaffold, human_facts: list[str], threshold: float = 0.5) -> float | None:
     """Share of human key facts that some extracted fact covers by word overlap."""
-    ours = [f.text for f in scaffold.facts or ()]
+    ours = [f.text for f in scaffold.items("facts")]
     if not human_facts or not ours:
         return None
     return sum(max(overlap(h, o) for o in ours) >= threshold for h in human_facts) / len(human_facts)
@@ -86,7 +86,7 @@ def human_coverage(scaffold: Scaffold, human_facts: list[str], threshold: float 
 def support_requests(judge: Any, scaffold: Scaffold, document: Document) -> list[Any]:
     """The facts, one per line, as a summary whose sentences the judge checks against the document
     (no requests when the splitter would not keep one fact per sentence)."""
-    facts = [f.text for f in scaffold.facts or ()]
+    facts = [f.text for f in scaffold.items("facts")]
     candidate = Candidate(record=0, doc_id=document.doc_id, system="scaffold facts", summary="\n".join(facts))
     if len(judge.sentences(candidate.summary)) != len(facts):
         return []
@@ -97,7 +97,7 @@ def read_support(quality: ScaffoldQuality, scaffold: Scaffold, parsed: dict[str,
     if parsed is None:
         return
     quality.unsupported = []
-    for i, fact in enumerate(scaffold.facts or (), 1):
+    for i, fact in enumerate(scaffold.items("facts"), 1):
         verdict = parsed.get(f"S{i}")
         if verdict is None:
             continue  # this fact's check failed: neither supported nor unsupported

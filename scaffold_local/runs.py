@@ -20,9 +20,10 @@ from typing import Any
 from .errors import RunNotReadable, SummaryNotFound
 from .metrics import SummaryScores, SystemScores
 from .records import RUN_FORMAT_VERSION, Record, RunSpec
-from .requests import KIND_OF_TASK, join_records
-from .schemas import Scaffold
+from .requests import join_records
+from .scaffold import Scaffold
 from .store import JudgmentCache, RunFolder, RunNameError, ScaffoldStore
+from .views import judgment_kind
 
 
 class Run:
@@ -84,8 +85,9 @@ class Run:
         """One summary's judgment records, by judgment kind (a view, "faithfulness", "direct_score")."""
         grouped: dict[str, list[Record]] = {}
         for r in self.records.values():
-            if r.doc_id == doc_id and r.system == system and r.task in KIND_OF_TASK:
-                grouped.setdefault(KIND_OF_TASK[r.task], []).append(r)
+            kind = judgment_kind(r.task)
+            if r.doc_id == doc_id and r.system == system and kind is not None:
+                grouped.setdefault(kind, []).append(r)
         return {kind: join_records(found) for kind, found in grouped.items()}
 
     def scaffold(self, key: str) -> Scaffold | None:

@@ -1,12 +1,14 @@
-"""Pydantic models: the scaffold, what the judge writes, and the JSON schemas derived from them.
+"""Pydantic schema building blocks and the JSON schemas derived from them.
 
-Every JSON schema sent to an engine is generated here from a pydantic model, so the grammar that
-constrains decoding and the validator that checks the output can never disagree. Alignment models
-are built per scaffold: one required property per scaffold item id, in scaffold order, so the
-grammar itself forces exactly one verdict for every item. Constrained decoding writes fields in
-schema order: up to method version 2 the justification comes before the verdict; version 3's
-compact verdicts put the evidence (which is the verdict) first and justify only what is kept;
-version 4 writes the verdict first, then the evidence, then the justification (the paper's order).
+Every JSON schema sent to an engine is generated from a pydantic model, so the grammar that
+constrains decoding and the validator that checks the output can never disagree. The views
+(views/) build their extraction and alignment models from the pieces here: strict models, bounded
+statements, and the verdict shapes every method version writes. Alignment models are built per
+scaffold: one required property per item id, in scaffold order, so the grammar itself forces
+exactly one verdict for every item. Constrained decoding writes fields in schema order: up to
+method version 2 the justification comes before the verdict; version 3's compact verdicts put the
+evidence (which is the verdict) first and justify only what is kept; version 4 writes the verdict
+first, then the evidence, then the justification (the paper's order).
 """
 
 from __future__ import annotations
@@ -19,13 +21,12 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from .errors import OutputError
-from .method import NO_ERROR, MethodVersion
+from .method import MethodVersion
 
 Label = Literal["main point", "supporting detail", "other"]
 LABELS: tuple[str, ...] = get_args(Label)
 
 _FORBID = ConfigDict(extra="forbid")
-
 
 class SchemaLimits(BaseModel):
     """Bounds written into every schema. Small models need small bounds; see model_configs/."""
@@ -46,43 +47,6 @@ class SchemaLimits(BaseModel):
     max_cited_sentences: int = Field(6, ge=1, description="sentence ids one verdict may cite")
 
 
-# ---------------------------------------------------------------- the scaffold (what is stored)
-
-
-class Fact(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    id: str
-    text: str
-    label: Label
-
-
-class KeyQuestion(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    id: str
-    question: str
-    expected_answer: str
-    provenance: str
-    label: Label
-
-
-class Attribute(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    id: str
-    text: str
-    label: Label
-
-
-class Entity(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    id: str
-    name: str
-    kind: str
-    attributes: tuple[Attribute, ...]
-
-
-View = Literal["facts", "questions", "entities"]
-VIEWS: tuple[str, ...] = get_args(View)
-
 # Version of the rules that assemble a scaffold from extraction outputs (ids, duplicates, merges).
 # A stored scaffold made under older rules is rebuilt from its own extraction records.
 ASSEMBLY_VERSION = 2
@@ -92,92 +56,24 @@ class ScaffoldNote(BaseModel):
     """What assembling the scaffold changed in the judge's extraction output, for people to audit."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    view: View
+    view: str
     action: Literal["dropped duplicate", "merged entities"]
     detail: str
 
 
-class Scaffold(BaseModel):
-    """The fixed reference for one source document. A view is None when its extraction failed;
-    `failures` then says why, and metrics that need that view are undefined for this document."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    key: str
-    doc_id: str
-    document_sha256: str
-    facts: tuple[Fact, ...] | None
-    questions: tuple[KeyQuestion, ...] | None
-    entities: tuple[Entity, ...] | None
-    failures: dict[str, str] = Field(default_factory=dict)
-    dropped_duplicates: dict[str, int] = Field(default_factory=dict)  # assembly 1 only: `notes` replaced it
-    notes: tuple[ScaffoldNote, ...] = ()
-    assembly: int = 1  # ASSEMBLY_VERSION when built; files from before notes existed read as 1
-    origin: Literal["extracted", "user"] = "extracted"  # extracted by a judge, or given in a scaffold file
-
-    def attributes(self) -> list[Attribute]:
-        return [a for e in self.entities or () for a in e.attributes]
+# ---------------------------------------------------------------- building blocks for the views' models
 
 
-# ---------------------------------------------------------------- extraction outputs (what the judge writes)
-
-
-# Ids are assigned after extraction (F1.., Q1.., E1.A1..), so the model never has to count.
-
-
-def _model(model_name: str, /, **fields: Any) -> type[BaseModel]:
+def strict_model(model_name: str, /, **fields: Any) -> type[BaseModel]:
     """A strict pydantic model (no extra keys: `additionalProperties: false` in its schema)."""
     return create_model(model_name, __config__=_FORBID, **fields)
 
 
-def _statement(limits: SchemaLimits) -> Any:
+def statement(limits: SchemaLimits) -> Any:
     return Annotated[str, Field(min_length=1, max_length=limits.statement_chars)]
 
 
-@cache
-def fact_extraction_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
-    item = _model("ExtractedFact", fact=(_statement(limits), ...), label=(Label, ...))
-    return _model(
-        "FactExtraction",
-        facts=(list[item], Field(min_length=1, max_length=limits.max_facts)),  # type: ignore[valid-type]
-    )
-
-
-@cache
-def question_extraction_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
-    item = _model(
-        "ExtractedQuestion",
-        question=(_statement(limits), ...), expected_answer=(_statement(limits), ...),
-        provenance=(Annotated[str, Field(min_length=1, max_length=40)], ...), label=(Label, ...),
-    )
-    return _model(
-        "QuestionExtraction",
-        questions=(list[item], Field(min_length=1, max_length=limits.max_questions)),  # type: ignore[valid-type]
-    )
-
-
-@cache
-def entity_extraction_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
-    attribute = _model("ExtractedAttribute", attribute=(_statement(limits), ...),
-                             label=(Label, ...))
-    name = Annotated[str, Field(min_length=1, max_length=limits.name_chars)]
-    kind: Any = (Literal[method.entity_kinds] if method.entity_kinds
-                 else Annotated[str, Field(min_length=1, max_length=40)])
-    item = _model(
-        "ExtractedEntity",
-        name=(name, ...), kind=(kind, ...),
-        attributes=(list[attribute], Field(min_length=1, max_length=limits.max_attributes_per_entity)),  # type: ignore[valid-type]
-    )
-    return _model(
-        "EntityExtraction",
-        entities=(list[item], Field(min_length=1, max_length=limits.max_entities)),  # type: ignore[valid-type]
-    )
-
-
-# ---------------------------------------------------------------- judgment outputs, built per scaffold
-
-
-def _justification(limits: SchemaLimits, method: MethodVersion | None = None) -> Any:
+def justification(limits: SchemaLimits, method: MethodVersion | None = None) -> Any:
     bound = limits.justification_chars
     if method is not None and method.justification_chars:
         bound = min(bound, method.justification_chars)
@@ -191,17 +87,17 @@ KEPT_ATTRIBUTE_KEYS = ("preserved_attribute_ids", "kept")
 JUSTIFICATION_KEYS = ("justification", "reason", "why")
 
 
-def _evidence_or_nothing(name: str, evidence_key: str, evidence: Any, most: int, limits: SchemaLimits,
-                         method: MethodVersion) -> Any:
+def evidence_or_nothing(name: str, evidence_key: str, evidence: Any, most: int, limits: SchemaLimits,
+                        method: MethodVersion) -> Any:
     """Either evidence (1..most ids) with a short justification, or an empty list and nothing else."""
-    cited = _model(name, **{evidence_key: (list[evidence], Field(min_length=1, max_length=most))},
-                   why=(_justification(limits, method), ...))
-    empty = _model(f"No{name}", **{evidence_key: (list[evidence], Field(max_length=0))})
+    cited = strict_model(name, **{evidence_key: (list[evidence], Field(min_length=1, max_length=most))},
+                         why=(justification(limits, method), ...))
+    empty = strict_model(f"No{name}", **{evidence_key: (list[evidence], Field(max_length=0))})
     return cited | empty
 
 
 @cache
-def _verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits, method: MethodVersion) -> Any:
+def verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits, method: MethodVersion) -> Any:
     """Justification, cited sentence ids, verdict. Sentence ids are bounded by the summary's own
     sentence count, so the grammar cannot cite a sentence that does not exist (summaries of one
     scaffold with equal length share a schema). Where the method asks for it, verdict and evidence
@@ -209,23 +105,23 @@ def _verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits, m
     sentence_id = Annotated[int, Field(ge=1, le=n_sentences)]
     most = min(limits.max_cited_sentences, n_sentences)
     if method.compact_verdicts:
-        return _evidence_or_nothing(verdict_field.capitalize(), "ids", sentence_id, most, limits, method)
+        return evidence_or_nothing(verdict_field.capitalize(), "ids", sentence_id, most, limits, method)
 
     def shape(name: str, verdict: Any, min_cited: int, max_cited: int) -> type[BaseModel]:
         fields: dict[str, Any] = {
-            "justification": (_justification(limits), ...),
+            "justification": (justification(limits), ...),
             "sentence_ids": (list[sentence_id], Field(min_length=min_cited or None, max_length=max_cited)),
             verdict_field: (verdict, ...),
         }
-        return _model(name, **_in_order(fields, verdict_field, method))
+        return strict_model(name, **in_order(fields, verdict_field, method))
 
     title = verdict_field.capitalize()
     if not method.verdict_needs_evidence:
         return shape(f"{title}Verdict", bool, 0, most)
-    return shape(title, _exactly(True), 1, most) | shape(f"Not{title}", _exactly(False), 0, 0)
+    return shape(title, exactly(True), 1, most) | shape(f"Not{title}", exactly(False), 0, 0)
 
 
-def _in_order(fields: dict[str, Any], verdict: str, method: MethodVersion) -> dict[str, Any]:
+def in_order(fields: dict[str, Any], verdict: str, method: MethodVersion) -> dict[str, Any]:
     """Fields in the order the judge writes them (constrained decoding follows the schema's order):
     the verdict first and the justification last where the method says so (the paper's order)."""
     if not method.verdict_first:
@@ -241,82 +137,9 @@ def _only_booleans(value: Any) -> Any:
     return value
 
 
-def _exactly(value: bool) -> Any:
+def exactly(value: bool) -> Any:
     """Literal[value] that takes only a JSON boolean: pydantic's Literal[True] takes 1, as 1 == True."""
     return Annotated[Literal[value], BeforeValidator(_only_booleans)]
-
-
-@lru_cache(maxsize=512)
-def fact_alignment_model(fact_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits,
-                         method: MethodVersion) -> type[BaseModel]:
-    verdict = _verdict_model("inferred", n_sentences, limits, method)
-    return _model("FactAlignment", **{i: (verdict, ...) for i in fact_ids})
-
-
-@lru_cache(maxsize=512)
-def question_alignment_model(question_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits,
-                             method: MethodVersion) -> type[BaseModel]:
-    verdict = _verdict_model("answered", n_sentences, limits, method)
-    return _model("QuestionAlignment", **{i: (verdict, ...) for i in question_ids})
-
-
-@lru_cache(maxsize=512)
-def entity_preservation_model(
-    entity_attribute_ids: tuple[tuple[str, tuple[str, ...]], ...], limits: SchemaLimits, method: MethodVersion
-) -> type[BaseModel]:
-    """One property per entity; its preserved ids are an enum of that entity's own attribute ids."""
-    fields: dict[str, Any] = {}
-    for entity_id, attribute_ids in entity_attribute_ids:
-        own_id = Literal[attribute_ids]  # type: ignore[valid-type]
-        if method.compact_verdicts:
-            verdict = _evidence_or_nothing(f"Entity{entity_id}Kept", "kept", own_id, len(attribute_ids),
-                                           limits, method)
-        else:
-            verdict = _model(f"Entity{entity_id}Verdict", **_in_order({
-                "justification": (_justification(limits), ...),
-                "preserved_attribute_ids": (list[own_id], Field(max_length=len(attribute_ids))),
-            }, "preserved_attribute_ids", method))
-        fields[entity_id] = (verdict, ...)
-    return _model("EntityPreservation", **fields)
-
-
-@lru_cache(maxsize=512)
-def faithfulness_model(n_sentences: int, limits: SchemaLimits, method: MethodVersion,
-                       only: int | None = None) -> type[BaseModel]:
-    """One verdict per summary sentence S1..Sn, or for sentence `only` alone (one item per request)."""
-    verdict: Any
-    if method.compact_verdicts:
-        errors = tuple(c for c in method.error_categories if c != NO_ERROR)
-        verdict = _model("FaithfulSentence", category=(Literal[NO_ERROR], ...)) | _model(
-            "SentenceError", category=(Literal[errors], ...), why=(_justification(limits, method), ...))
-    else:
-        verdict = _model("SentenceVerdict", **_in_order({
-            "reason": (_justification(limits), ...), "category": (Literal[method.error_categories], ...),
-        }, "category", method))
-    numbers = [only] if only is not None else range(1, n_sentences + 1)
-    return _model("SentenceFaithfulness", **{f"S{i}": (verdict, ...) for i in numbers})
-
-
-@cache
-def direct_score_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
-    """The holistic G-Eval-style grades. The paper asks for the four grades first and the rationale
-    last; method version 1 put the rationale first.
-
-    The prompt (direct_score.v2.jinja, used by every later version) has anchors at 1, 5 and 10 for
-    each axis in the paper's sense, shortened, not reproduced as given (its header comment says
-    otherwise; it stays as it is, since its hash is part of every run's identity): the paper's
-    "mostly faithful", "easy to follow", "severely disorganised" and "significant unsupported claims"
-    are not in it. Version 1's anchors are its own."""
-    axis = Annotated[int, Field(ge=1, le=10)]
-    axes = ("faithfulness", "completeness", "understandability", "hallucination")
-    grades: dict[str, Any] = {name: (axis, ...) for name in axes}
-    rationale = {"rationale": (Annotated[str, Field(max_length=limits.justification_chars * 2)], ...)}
-    fields = {**grades, **rationale} if method.scores_before_rationale else {**rationale, **grades}
-    return _model("DirectScore", **fields)
-
-
-def entity_attribute_ids(scaffold: Scaffold) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    return tuple((e.id, tuple(a.id for a in e.attributes)) for e in scaffold.entities or () if e.attributes)
 
 
 # ---------------------------------------------------------------- JSON schema derivation and parsing

@@ -14,7 +14,7 @@ from .data import Document, InputIssue
 from .errors import InputError, UsageError
 from .records import Record, ScaffoldSource
 from .requests import Judge
-from .schemas import Scaffold
+from .scaffold import Scaffold
 from .store import ScaffoldStore, StoredScaffold
 from .user_scaffolds import read_scaffold_file
 

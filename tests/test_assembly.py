@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 
-from scaffold_local.assembly import assemble_entities, assemble_facts, assemble_questions
 from scaffold_local.backends.responder import ResponderBackend
 from scaffold_local.data import load_input
 from scaffold_local.metrics import Judgments, score_summary
 from scaffold_local.pipeline import Pipeline
-from scaffold_local.schemas import Scaffold
+from scaffold_local.scaffold import Scaffold
 from scaffold_local.store import ScaffoldStore
 from scaffold_local.views import ViewVerdicts
+from scaffold_local.views.entities import assemble_entities
+from scaffold_local.views.facts import assemble_facts
+from scaffold_local.views.questions import assemble_questions
 
 from .test_pipeline import EXPECTED, CountingFactory
 

@@ -13,8 +13,10 @@ from scaffold_local.backends import BackendError, Message, Sampling, create_back
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import Candidate, Document
 from scaffold_local.requests import Judge
-from scaffold_local.schemas import Fact, KeyQuestion, Scaffold
+from scaffold_local.scaffold import Scaffold
 from scaffold_local.text import sha256_text
+from scaffold_local.views.facts import Fact
+from scaffold_local.views.questions import KeyQuestion
 
 from .helpers import FACTORY, RESPONDER_CONFIG, hosted_config_file
 

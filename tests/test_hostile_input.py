@@ -23,7 +23,9 @@ from scaffold_local.config import ModelConfig
 from scaffold_local.data import InputError, load_input
 from scaffold_local.pipeline import Pipeline
 from scaffold_local.requests import Judge, fit_context, token_counter
-from scaffold_local.schemas import Fact, KeyQuestion, Scaffold
+from scaffold_local.scaffold import Scaffold
+from scaffold_local.views.facts import Fact
+from scaffold_local.views.questions import KeyQuestion
 
 from .helpers import FACTORY, LIBRARY, RESPONDER_CONFIG, write_jsonl
 

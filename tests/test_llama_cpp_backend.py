@@ -12,7 +12,8 @@ import pytest
 from scaffold_local.backends.llama_cpp import KEPT, _common_prefix, _prefix_parents, _waves, bounded_integers, json_grammar
 from scaffold_local.config import ModelConfig
 from scaffold_local.method import method_version
-from scaffold_local.schemas import SchemaLimits, fact_alignment_model, json_schema
+from scaffold_local.schemas import SchemaLimits, json_schema
+from scaffold_local.views.facts import fact_alignment_model
 
 
 def test_each_prompt_copies_the_longest_prefix_it_shares_and_keeps_one_token_of_its_own():

@@ -16,7 +16,10 @@ from scaffold_local.data import load_input
 from scaffold_local.metaeval.agreement import binary_agreement, calibration, majority_of_others
 from scaffold_local.pipeline import Pipeline
 from scaffold_local.quality import inspect
-from scaffold_local.schemas import Attribute, Entity, Fact, Scaffold, SchemaLimits
+from scaffold_local.scaffold import Scaffold
+from scaffold_local.schemas import SchemaLimits
+from scaffold_local.views.entities import Attribute, Entity
+from scaffold_local.views.facts import Fact
 
 from .helpers import FACTORY, LIBRARY, RESPONDER_CONFIG, write_jsonl
 

@@ -6,16 +6,13 @@ import math
 
 import pytest
 
-from scaffold_local.metrics import (
-    Judgments,
-    SummaryScores,
-    preference_score,
-    rouge_l,
-    score_summary,
-    system_means,
-)
-from scaffold_local.schemas import Attribute, Entity, Fact, KeyQuestion, Scaffold
+from scaffold_local.metrics import Judgments, SummaryScores, rouge_l, score_summary, system_means
+from scaffold_local.scaffold import Scaffold
 from scaffold_local.views import ViewVerdicts
+from scaffold_local.views.entities import Attribute, Entity
+from scaffold_local.views.facts import Fact
+from scaffold_local.views.questions import KeyQuestion
+from scaffold_local.views.scoring import preference_score
 
 
 def judged(facts=None, cited=None, questions=None, attributes=None, **rest) -> Judgments:
@@ -48,7 +45,7 @@ def make_scaffold(main_facts: int, supp_facts: int, other_facts: int = 0, main_q
 
 
 def hits(scaffold: Scaffold, inferred: set[str]) -> dict[str, bool]:
-    return {f.id: f.id in inferred for f in scaffold.facts}
+    return {f.id: f.id in inferred for f in scaffold.view("facts")}
 
 
 # METHOD.md, Appendix B: 4 main + 3 supporting facts, 3 + 2 questions, 4 entities with 3+2+2+2 attributes.

@@ -8,10 +8,14 @@ import pytest
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import Candidate, Document
 from scaffold_local.method import METHOD_VERSIONS, method_version
-from scaffold_local.prompts import TASKS, load_prompts
+from scaffold_local.prompts import load_prompts
 from scaffold_local.requests import Judge
-from scaffold_local.schemas import Attribute, Entity, Fact, KeyQuestion, Scaffold
+from scaffold_local.scaffold import Scaffold
 from scaffold_local.text import sha256_text
+from scaffold_local.views import tasks_of
+from scaffold_local.views.entities import Attribute, Entity
+from scaffold_local.views.facts import Fact
+from scaffold_local.views.questions import KeyQuestion
 
 from .helpers import RESPONDER_CONFIG, assert_snapshot
 
@@ -89,7 +93,7 @@ def test_v5_asks_about_one_item_per_request_after_the_summary():
 def test_every_task_has_a_template_of_every_method_version(version):
     """A version changes some tasks' templates and keeps the newest earlier one of the others."""
     prompts = load_prompts(version=version)
-    assert set(prompts) == set(TASKS)
+    assert set(prompts) == set(tasks_of(METHOD_VERSIONS[version]))
     assert all(len(p.sha256) == 64 and p.version <= version for p in prompts.values())
     assert any(p.version == version for p in prompts.values())
     if version == 3:

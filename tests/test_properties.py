@@ -16,29 +16,25 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from scaffold_local import records, schemas
+from scaffold_local import scaffold as scaffold_module
 from scaffold_local.backends.base import validate_json
 from scaffold_local.data import Document, InputError, load_input
 from scaffold_local.method import METHOD_VERSIONS
+from scaffold_local.method import PAPER_VIEWS as VIEWS
 from scaffold_local.metrics import DIRECT_SCORE_AXES, METRICS, Judgments, score_summary
 from scaffold_local.records import FAILURE_CATEGORIES, Message, Record, RunSpec, ScaffoldSource
-from scaffold_local.schemas import (
-    LABELS,
-    VIEWS,
-    Attribute,
-    Entity,
-    Fact,
-    KeyQuestion,
-    OutputError,
-    Scaffold,
-    ScaffoldNote,
-    SchemaLimits,
-    direct_score_model,
-    faithfulness_model,
-    json_schema,
-    parse_output,
-)
+from scaffold_local.scaffold import Scaffold
+from scaffold_local.schemas import LABELS, OutputError, ScaffoldNote, SchemaLimits, json_schema, parse_output
 from scaffold_local.user_scaffolds import read_scaffold_file
 from scaffold_local.views import VIEW_SPECS, ViewVerdicts
+from scaffold_local.views import entities as entities_view
+from scaffold_local.views import facts as facts_view
+from scaffold_local.views import questions as questions_view
+from scaffold_local.views.direct_score import direct_score_model
+from scaffold_local.views.entities import Attribute, Entity
+from scaffold_local.views.facts import Fact
+from scaffold_local.views.questions import KeyQuestion
+from scaffold_local.views.sentences import faithfulness_model
 
 from .helpers import minimal_instance
 
@@ -85,9 +81,9 @@ def judgments_for(draw: Any, scaffold: Scaffold, n_sentences: int) -> Judgments:
     sentence_ids = st.lists(st.integers(1, n_sentences), max_size=3) if n_sentences else st.just([])
     views: dict[str, ViewVerdicts] = {}
     for name, spec in VIEW_SPECS.items():
-        if spec.items(scaffold) is None or draw(st.integers(0, 5)) == 0:
+        if scaffold.view(name) is None or draw(st.integers(0, 5)) == 0:
             continue  # extraction or this alignment failed
-        ids = [i.id for i in spec.judged(scaffold)]
+        ids = [i.id for i in spec.judged(scaffold.items(name))]
         if name == "entities":
             named = draw(st.lists(st.sampled_from([*ids, "E9.A9", "F1"]) if ids else st.just("E9.A9"), max_size=6))
             views[name] = ViewVerdicts(kept={a: True for a in named})
@@ -120,7 +116,7 @@ def fps(scaffold: Scaffold, kept: dict[str, float]) -> float | None:
 
 
 def labelled(scaffold: Scaffold, label: str) -> list[str]:
-    return [f.id for f in scaffold.facts or () if f.label == label]
+    return [f.id for f in scaffold.items("facts") if f.label == label]
 
 
 @FAST
@@ -128,7 +124,7 @@ def labelled(scaffold: Scaffold, label: str) -> list[str]:
 def test_keeping_one_more_main_fact_never_lowers_fps(data):
     scaffold = data.draw(scaffolds(may_fail=False).filter(lambda s: labelled(s, "main point")))
     weighted = data.draw(st.booleans())
-    kept = kept_values(data.draw, [f.id for f in scaffold.facts or ()], weighted)
+    kept = kept_values(data.draw, [f.id for f in scaffold.items("facts")], weighted)
     main = data.draw(st.sampled_from(labelled(scaffold, "main point")))
     more = {**kept, main: data.draw(st.floats(kept[main], 1)) if weighted else True}
     before, after = fps(scaffold, kept), fps(scaffold, more)
@@ -144,7 +140,7 @@ def test_fps_is_zero_when_every_supporting_fact_is_restated(data):
     and without main facts FPS is undefined, not 0."""
     scaffold = data.draw(scaffolds(may_fail=False))
     main, supporting = labelled(scaffold, "main point"), labelled(scaffold, "supporting detail")
-    kept = kept_values(data.draw, [f.id for f in scaffold.facts or ()], data.draw(st.booleans()))
+    kept = kept_values(data.draw, [f.id for f in scaffold.items("facts")], data.draw(st.booleans()))
     restating = {**kept, **{i: True for i in supporting}}
     nothing_main = {**kept, **{i: False for i in main}}
     if not main:
@@ -159,8 +155,8 @@ def test_fps_is_zero_when_every_supporting_fact_is_restated(data):
 @FAST
 @given(st.data())
 def test_eps_never_exceeds_one_whatever_ids_the_verdicts_name(data):
-    scaffold = data.draw(scaffolds(may_fail=False).filter(lambda s: s.attributes()))
-    own = [a.id for a in scaffold.attributes()]
+    scaffold = data.draw(scaffolds(may_fail=False).filter(lambda s: any(e.attributes for e in s.items("entities"))))
+    own = [a.id for e in scaffold.items("entities") for a in e.attributes]
     named = data.draw(st.lists(st.sampled_from([*own, "E9.A9", "F1", "E1"]), max_size=12))  # unknown ids, repeats
     judgments = Judgments(views={"entities": ViewVerdicts(kept={a: True for a in named})})
     eps = score_summary(scaffold, judgments, system="s", n_sentences=2).values["eps"]
@@ -196,7 +192,7 @@ ATTRIBUTES = st.builds(Attribute, id=TEXT, text=TEXT, label=LABEL)
 SCAFFOLD_SOURCES = st.builds(ScaffoldSource, kind=st.sampled_from(get_args(ScaffoldSource.model_fields["kind"].annotation)),
                              reference=optional(TEXT), fingerprint=optional(TEXT), default_label=optional(TEXT))
 
-# One strategy per pydantic model of schemas.py and records.py (a new model there fails the test
+# One strategy per stored pydantic model (schemas.py, records.py, scaffold.py, the views; a new model there fails the test
 # below until it has one).
 ROUND_TRIP: dict[type[BaseModel], st.SearchStrategy] = {
     SchemaLimits: st.fixed_dictionaries(
@@ -209,7 +205,7 @@ ROUND_TRIP: dict[type[BaseModel], st.SearchStrategy] = {
     ScaffoldNote: st.builds(ScaffoldNote, view=st.sampled_from(VIEWS), detail=TEXT,
                             action=st.sampled_from(get_args(ScaffoldNote.model_fields["action"].annotation))),
     Scaffold: st.builds(
-        Scaffold, key=TEXT, doc_id=TEXT, document_sha256=TEXT, facts=optional(tuples(FACTS)),
+        lambda **fields: Scaffold(**fields), key=TEXT, doc_id=TEXT, document_sha256=TEXT, facts=optional(tuples(FACTS)),
         questions=optional(tuples(st.builds(KeyQuestion, id=TEXT, question=TEXT, expected_answer=TEXT,
                                             provenance=TEXT, label=LABEL))),
         entities=optional(tuples(st.builds(Entity, id=TEXT, name=TEXT, kind=TEXT, attributes=tuples(ATTRIBUTES)))),
@@ -242,7 +238,7 @@ ROUND_TRIP: dict[type[BaseModel], st.SearchStrategy] = {
 
 
 def test_every_stored_model_has_a_round_trip_strategy():
-    defined = {obj for module in (schemas, records) for obj in vars(module).values()
+    defined = {obj for module in (schemas, records, scaffold_module, facts_view, questions_view, entities_view) for obj in vars(module).values()
                if isinstance(obj, type) and issubclass(obj, BaseModel) and obj.__module__ == module.__name__}
     assert defined - set(ROUND_TRIP) == set(), "add a strategy for these models to ROUND_TRIP"
 
@@ -325,7 +321,7 @@ def judge_output_models(scaffold: Scaffold, n_sentences: int, method: Any) -> di
               "direct_score": direct_score_model(limits, method)}
     for spec in VIEW_SPECS.values():
         models[spec.extract_task] = spec.extraction_model(limits, method)
-        models[spec.align_task] = spec.alignment_model(scaffold, n_sentences, limits, method)
+        models[spec.align_task] = spec.alignment_model(scaffold.items(spec.name), n_sentences, limits, method)
     return models
 
 
@@ -492,7 +488,7 @@ def test_scaffold_files_give_scaffolds_or_issues(content, default_label):
 def test_a_number_is_no_true_false_verdict():
     scaffold = Scaffold(key="k", doc_id="d", document_sha256="0" * 64, facts=(Fact(id="F1", text="t", label="main point"),),
                         questions=(), entities=())
-    model = VIEW_SPECS["facts"].alignment_model(scaffold, 2, SchemaLimits(), METHOD_VERSIONS[2])
+    model = VIEW_SPECS["facts"].alignment_model(scaffold.items("facts"), 2, SchemaLimits(), METHOD_VERSIONS[2])
     answer = {"F1": {"justification": "", "sentence_ids": [1], "inferred": 1}}
     assert not accepts(model, answer) and not schema_accepts(model, answer)
 

@@ -95,7 +95,7 @@ def test_every_extraction_output_is_schema_valid(finished):
         for record in stored.records:
             assert record.finish_reason == "stop", (record.request_id, record.text)
             jsonschema.validate(json.loads(record.text), planned[record.task].json_schema)
-        assert stored.scaffold.facts and stored.scaffold.questions and stored.scaffold.entities
+        assert stored.scaffold.view("facts") and stored.scaffold.view("questions") and stored.scaffold.view("entities")
 
 
 def test_every_scaffold_item_gets_exactly_one_verdict(finished):
@@ -115,9 +115,9 @@ def test_every_scaffold_item_gets_exactly_one_verdict(finished):
             assert record["finish_reason"] == "stop", (record["request_id"], record["error"], record["text"])
             jsonschema.validate(json.loads(record["text"]), planned.request.json_schema)
             expected = {
-                "align_facts": [f.id for f in scaffold.facts],
-                "align_questions": [q.id for q in scaffold.questions],
-                "align_entities": [e.id for e in scaffold.entities if e.attributes],
+                "align_facts": [f.id for f in scaffold.view("facts")],
+                "align_questions": [q.id for q in scaffold.view("questions")],
+                "align_entities": [e.id for e in scaffold.view("entities") if e.attributes],
                 "check_faithfulness": [f"S{i}" for i in range(1, n_sentences + 1)],
                 "direct_score": list(planned.request.json_schema["properties"]),  # the four grades, then the rationale
             }[planned.task]

@@ -9,10 +9,6 @@ from dataclasses import dataclass, field
 from ..runs import Run
 from ..views import VIEW_SPECS
 
-# Items worth listing when missed: main facts and main questions, and every entity attribute.
-DRILL_LABELS = {"facts": ("main point",), "questions": ("main point",),
-                "entities": ("main point", "supporting detail", "other")}
-
 
 @dataclass
 class ItemVerdicts:
@@ -43,12 +39,13 @@ def item_verdicts(run: Run) -> list[ItemVerdicts]:
         if scaffold is None:
             continue
         records = run.records_for(candidate["doc_id"], candidate["system"])
-        for name, spec in VIEW_SPECS.items():
+        for spec, view in scaffold.each_view():
+            name = spec.name
             record = records.get(name)
             verdicts = spec.read_record(record) if record is not None else None
-            if verdicts is None:
+            if verdicts is None or view is None:
                 continue
-            for judged in spec.judged(scaffold):
+            for judged in spec.judged(view):
                 if verdicts.failure(judged.id):
                     continue  # no valid verdict: neither kept nor missed
                 entry = items.setdefault((candidate["doc_id"], name, judged.id), ItemVerdicts(
@@ -74,7 +71,8 @@ class ItemDrillDown:
 
 
 def drill_down(items: list[ItemVerdicts], systems: list[str], per_system: int = 10) -> ItemDrillDown:
-    relevant = [i for i in items if i.label in DRILL_LABELS[i.view]]
+    # Items worth listing when missed, as each view says (main facts and questions, every attribute).
+    relevant = [i for i in items if i.label in VIEW_SPECS[i.view].drill_labels]
     missed: dict[str, list[Miss]] = {s: [] for s in systems}
     for item in relevant:
         for system, kept in item.kept.items():

@@ -9,8 +9,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..requests import fit_context
-from ..schemas import LABELS, Scaffold
-from ..views import VIEW_SPECS, ViewSpec
+from ..scaffold import Scaffold
+from ..schemas import LABELS
+from ..views import ViewSpec
 from .options import (
     DEFAULT_STORE,
     BatchOpt,
@@ -61,14 +62,15 @@ def extract(
 
     table = Table(title=f"Scaffolds ({outcome.computed} extracted, {outcome.reused} reused)", title_justify="left")
     table.add_column("doc_id")
-    for spec in VIEW_SPECS.values():  # judged items by label: facts, questions, entity attributes
+    views = pipeline.judge.views.values()
+    for spec in views:  # judged items by label: facts, questions, entity attributes
         table.add_column(f"{spec.title.lower()} main/supp/other")
     table.add_column("scaffold")
     for doc_id, scaffold in outcome.scaffolds.items():
-        table.add_row(doc_id, *(_label_counts(spec, scaffold) for spec in VIEW_SPECS.values()),
+        table.add_row(doc_id, *(_label_counts(spec, scaffold) for spec in views),
                       str(pipeline.scaffolds.path(scaffold.key)))
     for doc_id, reason in outcome.unavailable.items():
-        table.add_row(doc_id, *["-"] * len(VIEW_SPECS), f"[red]{escape(reason)}[/red]")
+        table.add_row(doc_id, *["-"] * len(views), f"[red]{escape(reason)}[/red]")
     console.print(table)
     for quality in qualities:
         console.print(escape(quality.describe()), highlight=False)
@@ -78,7 +80,8 @@ def extract(
 
 
 def _label_counts(spec: ViewSpec, scaffold: Scaffold) -> str:
-    if spec.items(scaffold) is None:
+    items = scaffold.view(spec.name)
+    if items is None:
         return "failed"
-    labels = [i.label for i in spec.judged(scaffold)]
+    labels = [i.label for i in spec.judged(items)]
     return "/".join(str(labels.count(label)) for label in LABELS)

@@ -28,8 +28,9 @@ from ..data import Candidate, Document
 from ..pipeline import Pipeline
 from ..records import Record
 from ..requests import PlannedRequest
-from ..schemas import Fact, Scaffold
+from ..scaffold import Scaffold
 from ..text import normalize, overlap, sha256_text
+from ..views.facts import Fact
 from .agreement import HumanReferences, calibration, correlation_table, describe_spearman, grouped_bootstrap
 from .results import MetaEvalResult
 
@@ -45,9 +46,9 @@ def facts_scaffold(document: Document, facts: Sequence[str], origin: str = "user
     """A scaffold of exactly these facts, in order (F1 is facts[0]), each a main point."""
     key = hashlib.sha256(json.dumps([origin, document.sha256, list(facts)]).encode()).hexdigest()
     return Scaffold(key=key, doc_id=document.doc_id, document_sha256=document.sha256, origin="user",
-                    facts=tuple(Fact(id=f"F{i}", text=t, label="main point") for i, t in enumerate(facts, 1)),
-                    questions=None, entities=None, failures={"questions": "not used", "entities": "not used"},
-                    assembly=2)
+                    views={"facts": tuple(Fact(id=f"F{i}", text=t, label="main point") for i, t in enumerate(facts, 1)),
+                           "questions": None, "entities": None},
+                    failures={"questions": "not used", "entities": "not used"}, assembly=2)
 
 
 def _fact_requests(pipeline: Pipeline, scaffold: Scaffold, document: Document, candidate: Candidate) -> list[PlannedRequest]:
@@ -197,10 +198,10 @@ def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
     failed_docs = 0
     for doc, document in zip(docs, documents):
         scaffold = extracted.scaffolds.get(document.doc_id)
-        if scaffold is None or not scaffold.facts:
+        if scaffold is None or not scaffold.items("facts"):
             failed_docs += 1
             continue
-        ours = [f.text for f in scaffold.facts]
+        ours = [f.text for f in scaffold.items("facts")]
         human = doc["keyfacts"]
         # A human fact is covered when the judge infers it from our facts, and the other way round.
         ours_as_summary = Candidate(record=1, doc_id=document.doc_id, system="extracted facts", summary="\n".join(ours))

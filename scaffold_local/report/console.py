@@ -13,8 +13,7 @@ from rich.text import Text
 from ..metrics import METRICS, SystemScores
 from ..records import Record
 from ..runs import Run
-from ..schemas import Scaffold
-from ..views import VIEW_SPECS, ViewSpec
+from ..views import ViewSpec
 
 
 def _is_direct_score(key: str) -> bool:
@@ -65,7 +64,7 @@ def systems_table(systems: Sequence[SystemScores], title: str = "Per-system mean
 # ---------------------------------------------------------------- the evidence behind one summary
 
 
-def _verdict_table(spec: ViewSpec, scaffold: Scaffold, record: Record | None) -> Table | Text:
+def _verdict_table(spec: ViewSpec, items: tuple[Any, ...], record: Record | None) -> Table | Text:
     """Every judged item of one view, kept or missed, with the cited sentences and the reason."""
     verdicts = spec.read_record(record) if record is not None else None
     if record is None or verdicts is None:
@@ -74,7 +73,7 @@ def _verdict_table(spec: ViewSpec, scaffold: Scaffold, record: Record | None) ->
     table = Table(title=spec.title, title_justify="left")
     for column in ("id", "label", "kept", "sentences", "item", "justification"):
         table.add_column(column, overflow="fold")
-    for item in sorted(spec.judged(scaffold), key=lambda i: _LABEL_ORDER.get(i.label, 2)):
+    for item in sorted(spec.judged(items), key=lambda i: _LABEL_ORDER.get(i.label, 2)):
         kept = bool(verdicts.kept.get(item.id))
         failed = verdicts.failure(item.id)
         reason = failed or verdicts.justification.get(item.id) or verdicts.justification.get(item.id.split(".")[0], "")
@@ -107,9 +106,9 @@ def evidence(run: Run, key: str, ds_scale: int = 10) -> Group:
     parts.append(Text("scores: " + "  ".join(f"{_name(k, ds_scale)}={_fmt(v, k, ds_scale)}"
                                             for k, v in scores.values.items())))
     parts += [Text(note, style="yellow") for note in scores.notes.values()]  # values over fewer items
-    for name, spec in VIEW_SPECS.items():
-        if spec.prompt_items(scaffold):
-            parts.append(_verdict_table(spec, scaffold, records.get(name)))
+    for spec, items in scaffold.each_view():
+        if items and spec.prompt_items(items):
+            parts.append(_verdict_table(spec, items, records.get(spec.name)))
     for name, reason in scaffold.failures.items():
         parts.append(Text(f"scaffold {name}: unavailable: {reason}", style="yellow"))
     for note in scaffold.notes:

@@ -4,8 +4,8 @@ sent (context_fit.py)."""
 
 from .confidence import verdict_confidence
 from .context_fit import ContextFit, fit_context, token_counter
-from .judge import ITEM_TASKS, JUDGMENT_KINDS, KIND_OF_TASK, Judge, PlannedRequest
+from .judge import Judge, PlannedRequest
 from .verdicts import join_records
 
-__all__ = ["ITEM_TASKS", "JUDGMENT_KINDS", "KIND_OF_TASK", "ContextFit", "Judge", "PlannedRequest", "fit_context",
+__all__ = ["ContextFit", "Judge", "PlannedRequest", "fit_context",
            "join_records", "token_counter", "verdict_confidence"]

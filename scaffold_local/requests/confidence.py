@@ -43,7 +43,6 @@ _ITEM = re.compile(r'"([A-Z]\d+)"\s*:\s*\{')
 # the match ends at the deciding character, after any whitespace the output wrote.
 _EVIDENCE = re.compile(r'"(?:sentence_ids|ids)(")\s*:\s*\[\s*')
 
-VERDICT_OF_TASK = {"align_facts": "inferred", "align_questions": "answered"}
 CONFIDENCE_ALTERNATIVES = 20  # top tokens per position (the most vLLM and OpenAI-compatible servers give)
 
 

@@ -17,17 +17,15 @@ from pydantic import BaseModel
 from ..backends.base import Request, Result, Sampling
 from ..config import ModelConfig
 from ..data import Candidate, Document
-from ..method import NO_ERROR, MethodVersion, method_version
+from ..method import MethodVersion, method_version
 from ..metrics import Judgments
 from ..prompts import PromptTemplate, load_prompts
 from ..records import Record
+from ..scaffold import Scaffold
 from ..schemas import (
     ASSEMBLY_VERSION,
     OutputError,
-    Scaffold,
     describe_failed_items,
-    direct_score_model,
-    faithfulness_model,
     json_schema,
     parse_items,
     parse_output,
@@ -35,21 +33,12 @@ from ..schemas import (
     schema_text,
 )
 from ..text import split_sentences, splitter_version
-from ..views import VIEW_SPECS, ViewVerdicts
-from .confidence import CONFIDENCE_ALTERNATIVES, VERDICT_OF_TASK, verdict_confidence
+from ..views import ViewVerdicts, direct_score, judgment_kind, tasks_of, verdict_field, views_of
+from ..views import sentences as sentence_check
+from ..views.direct_score import direct_score_model
+from ..views.sentences import faithfulness_model
+from .confidence import CONFIDENCE_ALTERNATIVES, verdict_confidence
 from .verdicts import cited_once_each, ids_cited_twice, join_records
-
-# Judgment kind (a scaffold view, faithfulness, the direct score) of each judgment task.
-KIND_OF_TASK: dict[str, str] = {
-    **{spec.align_task: name for name, spec in VIEW_SPECS.items()},
-    "check_faithfulness": "faithfulness",
-    "direct_score": "direct_score",
-}
-JUDGMENT_KINDS = tuple(KIND_OF_TASK.values())
-# Tasks whose output holds one verdict per item id: read item by item, so one bad item voids only itself.
-ITEM_TASKS = frozenset(task for task, kind in KIND_OF_TASK.items() if kind != "direct_score")
-
-
 
 
 @dataclass(frozen=True)
@@ -76,7 +65,8 @@ class Judge:
                  prompts: Mapping[str, PromptTemplate] | None = None):
         self.config = config
         self.method = method or method_version(config.method_version)  # the config's own, else the default
-        self.prompts = prompts or load_prompts(version=self.method.number)
+        self.views = views_of(self.method)  # the scaffold views this method version uses
+        self.prompts = prompts or load_prompts(version=self.method.number, tasks=tasks_of(self.method))
         self.fingerprint = config.fingerprint()
         # The config's threshold holds for the method version it was calibrated under only.
         calibrated = config.method_version == self.method.number
@@ -98,7 +88,7 @@ class Judge:
         """One request. The template variables double as the request's context (what the prompt was
         rendered from), which test doubles answer from and traces keep."""
         c = self.config
-        alternatives = CONFIDENCE_ALTERNATIVES if c.verdict_confidence and task in VERDICT_OF_TASK else 0
+        alternatives = CONFIDENCE_ALTERNATIVES if c.verdict_confidence and verdict_field(task) else 0
         request = Request(
             id=request_id,
             prefix_group=doc_id,
@@ -126,7 +116,8 @@ class Judge:
             record.failure = result.failure or "engine_crash"
             return record
         try:
-            if planned.task in ITEM_TASKS:
+            # One verdict per item id: read item by item, so one bad item voids only itself.
+            if judgment_kind(planned.task) not in (None, direct_score.KIND):
                 parsed, failed = parse_items(planned.model, result.text)
             else:
                 parsed, failed = parse_output(planned.model, result.text).model_dump(), {}
@@ -137,8 +128,9 @@ class Judge:
                 record.parsed = {item: verdict for item, verdict in parsed.items() if item not in failed}
                 if not record.parsed:
                     raise OutputError(describe_failed_items(failed))
-            if result.logprobs and planned.task in VERDICT_OF_TASK:
-                record.confidence = verdict_confidence(result.text or "", result.logprobs, VERDICT_OF_TASK[planned.task],
+            verdict = verdict_field(planned.task)
+            if result.logprobs and verdict:
+                record.confidence = verdict_confidence(result.text or "", result.logprobs, verdict,
                                                       self.method.decided_by_evidence)
             if failed:  # the valid verdicts count; the failed items alone are a validation failure
                 record.failed_items, record.failure = failed, "validation"
@@ -163,7 +155,7 @@ class Judge:
     def extraction_requests(self, document: Document) -> list[PlannedRequest]:
         limits = self.config.limits
         planned = []
-        for name, spec in VIEW_SPECS.items():
+        for name, spec in self.views.items():
             fewest, most = spec.item_counts(limits)
             variables = {"document": document.text, "min_items": fewest, "max_items": most,
                          "max_attributes": limits.max_attributes_per_entity, "entity_kinds": self.method.entity_kinds}
@@ -183,7 +175,7 @@ class Judge:
         views: dict[str, Any] = {}
         failures: dict[str, str] = {}
         notes = []
-        for name, spec in VIEW_SPECS.items():
+        for name, spec in self.views.items():
             record = records[name]
             if record.parsed is None:
                 views[name] = None
@@ -191,11 +183,8 @@ class Judge:
                 continue
             views[name], view_notes = spec.assemble(record.parsed)
             notes.extend(view_notes)
-        return Scaffold(
-            key=self.scaffold_key(document), doc_id=document.doc_id, document_sha256=document.sha256,
-            facts=views["facts"], questions=views["questions"], entities=views["entities"],
-            failures=failures, notes=tuple(notes), assembly=ASSEMBLY_VERSION,
-        )
+        return Scaffold(key=self.scaffold_key(document), doc_id=document.doc_id, document_sha256=document.sha256,
+                        views=views, failures=failures, notes=tuple(notes), assembly=ASSEMBLY_VERSION)
 
     # ------------------------------------------------------------ stage 2: judgment
 
@@ -217,25 +206,26 @@ class Judge:
                               candidate.doc_id, candidate.system, {**shared, **variables})
 
         planned = []
-        for name, spec in VIEW_SPECS.items():
+        for name, spec in self.views.items():
             if scaffold is None or task not in (None, spec.align_task):
                 continue
-            # One request for the view, or (method v5) one per item: the scaffold narrowed to that item.
-            parts = [(f"{name}/{item.id}", scaffold.model_copy(update={name: (item,)}))
-                     for item in spec.items(scaffold) or ()] if method.one_item_per_request else [(name, scaffold)]
+            # One request for the view, or (method v5) one per item: the view narrowed to that item.
+            view = scaffold.items(name)
+            parts = [(f"{name}/{item.id}", (item,)) for item in view] if method.one_item_per_request else [(name, view)]
             for kind, part in parts:
                 items = spec.prompt_items(part)
                 if items:
                     planned.append(plan(kind, spec.align_task, spec.alignment_model(part, n, limits, method),
                                         budget.for_items(len(items)), **{name: items}))
-        if task in (None, "check_faithfulness") and method.one_item_per_request:
-            planned += [plan(f"faithfulness/S{i}", "check_faithfulness", faithfulness_model(n, limits, method, only=i),
+        if task in (None, sentence_check.TASK) and method.one_item_per_request:
+            planned += [plan(f"faithfulness/S{i}", sentence_check.TASK, faithfulness_model(n, limits, method, only=i),
                              budget.for_items(1), check=i) for i in range(1, n + 1)]
-        elif task in (None, "check_faithfulness"):
-            planned.append(plan("faithfulness", "check_faithfulness", faithfulness_model(n, limits, method),
+        elif task in (None, sentence_check.TASK):
+            planned.append(plan("faithfulness", sentence_check.TASK, faithfulness_model(n, limits, method),
                                 budget.for_items(n)))
-        if task in (None, "direct_score"):
-            planned.append(plan("direct_score", "direct_score", direct_score_model(limits, method), budget.direct_score))
+        if task in (None, direct_score.TASK):
+            planned.append(plan("direct_score", direct_score.TASK, direct_score_model(limits, method),
+                                budget.direct_score))
         return planned
 
     @staticmethod
@@ -245,15 +235,15 @@ class Judge:
         grouped: dict[str, list[Record]] = {}
         for p in planned:
             if p.cache_key in records:
-                grouped.setdefault(KIND_OF_TASK[p.task], []).append(records[p.cache_key])
-        asked = Counter(KIND_OF_TASK[p.task] for p in planned)
+                grouped.setdefault(judgment_kind(p.task), []).append(records[p.cache_key])  # type: ignore[arg-type]
+        asked = Counter(judgment_kind(p.task) for p in planned)
         return {kind: join_records(found) for kind, found in grouped.items() if len(found) == asked[kind]}
 
     def verdicts(self, view: str, record: Record, weighted: bool = False) -> ViewVerdicts:
         """A view's verdicts as this judge decides them: the output's own, or, for every item whose
         P(kept) was recorded, P(kept) itself (`weighted`) or P(kept) >= the config's decision threshold.
         Items whose verdict failed are in `failed`, neither kept nor missed."""
-        verdicts = VIEW_SPECS[view].read_record(record) or ViewVerdicts(kept={})
+        verdicts = self.views[view].read_record(record) or ViewVerdicts(kept={})
         if record.confidence and weighted:
             return dataclasses.replace(verdicts, kept={**verdicts.kept, **record.confidence})
         if record.confidence and self.decision_threshold is not None:
@@ -267,13 +257,15 @@ class Judge:
         a fact or question counts by the probability the judge gave its verdict, where recorded."""
         if n_sentences == 0:
             # Nothing to judge: every item is missed, F and Fact Focus are undefined (METHOD.md).
-            return Judgments(views={name: ViewVerdicts(kept={i.id: False for i in spec.judged(scaffold)})
-                                    for name, spec in VIEW_SPECS.items() if spec.items(scaffold) is not None})
+            return Judgments(views={name: ViewVerdicts(kept={i.id: False for i in spec.judged(items)})
+                                    for name, spec in self.views.items()
+                                    if (items := scaffold.view(name)) is not None})
         out = Judgments()
-        for kind in JUDGMENT_KINDS:
+        for kind in (*self.views, sentence_check.KIND, direct_score.KIND):
             record = records.get(kind)
-            spec = VIEW_SPECS.get(kind)
-            if record is None and spec is not None and spec.items(scaffold) is not None and not spec.prompt_items(scaffold):
+            spec = self.views.get(kind)
+            items = scaffold.view(kind)
+            if record is None and spec is not None and items is not None and not spec.prompt_items(items):
                 parsed: Mapping[str, Any] = {}  # a view with nothing to judge is never asked about
             elif record is None:
                 out.failures[kind] = "not judged"
@@ -285,10 +277,9 @@ class Judge:
                 parsed = record.parsed
             if spec is not None:
                 out.views[kind] = self.verdicts(kind, record, weighted) if record is not None else spec.read(parsed)
-            elif kind == "faithfulness":
+            elif kind == sentence_check.KIND:
                 failed = (record.failed_items if record is not None else None) or {}
-                out.sentence_faithful = [None if f"S{i}" in failed else parsed[f"S{i}"]["category"] == NO_ERROR
-                                         for i in range(1, n_sentences + 1)]
+                out.sentence_faithful = sentence_check.read_faithful(parsed, failed, n_sentences)
             else:
-                out.direct_score = {k: v for k, v in parsed.items() if k != "rationale"}
+                out.direct_score = direct_score.read_grades(parsed)
         return out

@@ -52,7 +52,7 @@ def ids_cited_twice(parsed: dict[str, Any]) -> dict[str, str]:
             continue
         for key in (*CITED_KEYS, *KEPT_ATTRIBUTE_KEYS):
             values = verdict.get(key, [])
-            if len(values) != len(set(values)):
+            if isinstance(values, list) and len(values) != len(set(values)):
                 broken[item_id] = f"{key}: duplicate ids {values}"
                 break
     return broken
@@ -62,5 +62,5 @@ def cited_once_each(parsed: dict[str, Any]) -> dict[str, Any]:
     """Method version 3: the cited list is the verdict, and a sentence cited twice is cited once (the
     135M judge pads lists to their bound with repeats; the record keeps the raw text)."""
     keys = (*CITED_KEYS, *KEPT_ATTRIBUTE_KEYS)
-    return {item_id: {k: list(dict.fromkeys(v)) if k in keys else v for k, v in verdict.items()}
+    return {item_id: {k: list(dict.fromkeys(v)) if k in keys and isinstance(v, list) else v for k, v in verdict.items()}
             if isinstance(verdict, dict) else verdict for item_id, verdict in parsed.items()}

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from .. import faults
 from ..records import Record
-from ..schemas import Scaffold
+from ..scaffold import Scaffold
 
 
 class StoredScaffold(BaseModel):

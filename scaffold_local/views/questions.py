@@ -1,0 +1,100 @@
+"""The questions view: key questions of the source with expected answers, each answered or not by
+the summary (QPS, QC)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache, lru_cache
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..method import MethodVersion
+from ..schemas import Label, SchemaLimits, statement, strict_model, verdict_model
+from .assembly import unique
+from .base import AssembledView, JudgedItem, ResponderRules, ViewSpec, ViewVerdicts, read_cited
+from .responding import align_cited, bound, document_facts, p_kept_by_overlap
+from .scoring import Scores, by_label
+
+
+class KeyQuestion(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    question: str
+    expected_answer: str
+    provenance: str
+    label: Label
+
+
+@cache
+def question_extraction_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
+    item = strict_model(
+        "ExtractedQuestion",
+        question=(statement(limits), ...), expected_answer=(statement(limits), ...),
+        provenance=(Annotated[str, Field(min_length=1, max_length=40)], ...), label=(Label, ...),
+    )
+    return strict_model(
+        "QuestionExtraction",
+        questions=(list[item], Field(min_length=1, max_length=limits.max_questions)),  # type: ignore[valid-type]
+    )
+
+
+@lru_cache(maxsize=512)
+def question_alignment_model(question_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits,
+                             method: MethodVersion) -> type[BaseModel]:
+    verdict = verdict_model("answered", n_sentences, limits, method)
+    return strict_model("QuestionAlignment", **{i: (verdict, ...) for i in question_ids})
+
+
+def assemble_questions(parsed: Mapping[str, Any]) -> AssembledView:
+    items, notes = unique(parsed["questions"], "question", "questions", lambda i: f"Q{i}", "question")
+    return tuple(
+        KeyQuestion(id=f"Q{i}", question=q["question"], expected_answer=q["expected_answer"],
+                    provenance=q["provenance"], label=q["label"])
+        for i, q in enumerate(items, 1)
+    ), notes
+
+
+def question_metrics(out: Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int) -> None:
+    main, supp = by_label(judged, verdicts)
+    out.preference("qps", main, supp, "question", "scaffold has no main questions")
+    out.share("qc", [*main, *supp], "question", "scaffold has no main or supporting questions")
+
+
+def _respond_extract(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """A question per non-other fact, whose expected answer is the fact."""
+    items = bound(schema, "properties", "questions")
+    max_chars = items["items"]["properties"]["question"]["maxLength"]
+    questions = [
+        {
+            "question": f"What does the document state about: {' '.join(fact.split()[:6])}?"[:max_chars],
+            "expected_answer": fact[:max_chars],
+            "provenance": f"Sentence {i}",
+            "label": label,
+        }
+        for i, (fact, label) in enumerate(document_facts(ctx["document"]), 1)
+        if label != "other"
+    ]
+    return {"questions": questions[: items["maxItems"]]}
+
+
+def _respond_align(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    return align_cited(ctx["questions"], ctx["sentences"], "expected_answer", "answered", 0.5, schema)
+
+
+QUESTIONS = ViewSpec(
+    name="questions", noun="question", title="Key questions", item_model=KeyQuestion,
+    extraction_model=question_extraction_model,
+    item_counts=lambda limits: (limits.min_questions, limits.max_questions),
+    assemble=assemble_questions,
+    judged=lambda questions: [JudgedItem(q.id, q.label, q.question) for q in questions],
+    prompt_items=lambda questions: [{"id": q.id, "question": q.question, "expected_answer": q.expected_answer,
+                                     "label": q.label} for q in questions],
+    alignment_model=lambda questions, n, limits, method: question_alignment_model(
+        tuple(q.id for q in questions), n, limits, method),
+    read=read_cited("answered"),
+    metrics={"qps": "QPS", "qc": "QC"},
+    score=question_metrics,
+    respond=ResponderRules(_respond_extract, _respond_align, p_kept_by_overlap("expected_answer", 0.5)),
+    verdict_field="answered",
+)
