@@ -121,6 +121,19 @@ def verdict_model(verdict_field: str, n_sentences: int, limits: SchemaLimits, me
     return shape(title, exactly(True), 1, most) | shape(f"Not{title}", exactly(False), 0, 0)
 
 
+@lru_cache(maxsize=1024)
+def cited_alignment_model(name: str, verdict_field: str, ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits,
+                          method: MethodVersion) -> type[BaseModel]:
+    """One verdict citing summary sentences per item id, in order (facts, questions)."""
+    verdict = verdict_model(verdict_field, n_sentences, limits, method)
+    return strict_model(name, **{i: (verdict, ...) for i in ids})
+
+
+def list_of(name: str, key: str, item: type[BaseModel], most: int) -> type[BaseModel]:
+    """An extraction output: `{key: [item, ...]}` with 1..most items."""
+    return strict_model(name, **{key: (list[item], Field(min_length=1, max_length=most))})  # type: ignore[valid-type]
+
+
 def in_order(fields: dict[str, Any], verdict: str, method: MethodVersion) -> dict[str, Any]:
     """Fields in the order the judge writes them (constrained decoding follows the schema's order):
     the verdict first and the justification last where the method says so (the paper's order)."""

@@ -19,6 +19,7 @@ from ..schemas import (
     evidence_or_nothing,
     in_order,
     justification,
+    list_of,
     statement,
     strict_model,
 )
@@ -55,10 +56,7 @@ def entity_extraction_model(limits: SchemaLimits, method: MethodVersion) -> type
         name=(name, ...), kind=(kind, ...),
         attributes=(list[attribute], Field(min_length=1, max_length=limits.max_attributes_per_entity)),  # type: ignore[valid-type]
     )
-    return strict_model(
-        "EntityExtraction",
-        entities=(list[item], Field(min_length=1, max_length=limits.max_entities)),  # type: ignore[valid-type]
-    )
+    return list_of("EntityExtraction", "entities", item, limits.max_entities)
 
 
 @lru_cache(maxsize=512)

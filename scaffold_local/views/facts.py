@@ -4,13 +4,13 @@ Main FC, Supp FC, Fact Focus)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from ..method import MethodVersion
-from ..schemas import Label, SchemaLimits, statement, strict_model, verdict_model
+from ..schemas import Label, SchemaLimits, cited_alignment_model, list_of, statement, strict_model
 from .assembly import unique
 from .base import AssembledView, JudgedItem, ResponderRules, ViewSpec, ViewVerdicts, read_cited
 from .responding import align_cited, bound, document_facts, p_kept_by_overlap
@@ -27,17 +27,12 @@ class Fact(BaseModel):
 @cache
 def fact_extraction_model(limits: SchemaLimits, method: MethodVersion) -> type[BaseModel]:
     item = strict_model("ExtractedFact", fact=(statement(limits), ...), label=(Label, ...))
-    return strict_model(
-        "FactExtraction",
-        facts=(list[item], Field(min_length=1, max_length=limits.max_facts)),  # type: ignore[valid-type]
-    )
+    return list_of("FactExtraction", "facts", item, limits.max_facts)
 
 
-@lru_cache(maxsize=512)
 def fact_alignment_model(fact_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits,
                          method: MethodVersion) -> type[BaseModel]:
-    verdict = verdict_model("inferred", n_sentences, limits, method)
-    return strict_model("FactAlignment", **{i: (verdict, ...) for i in fact_ids})
+    return cited_alignment_model("FactAlignment", "inferred", fact_ids, n_sentences, limits, method)
 
 
 def assemble_facts(parsed: Mapping[str, Any]) -> AssembledView:

@@ -4,13 +4,13 @@ the summary (QPS, QC)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cache, lru_cache
+from functools import cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..method import MethodVersion
-from ..schemas import Label, SchemaLimits, statement, strict_model, verdict_model
+from ..schemas import Label, SchemaLimits, cited_alignment_model, list_of, statement, strict_model
 from .assembly import unique
 from .base import AssembledView, JudgedItem, ResponderRules, ViewSpec, ViewVerdicts, read_cited
 from .responding import align_cited, bound, document_facts, p_kept_by_overlap
@@ -33,17 +33,12 @@ def question_extraction_model(limits: SchemaLimits, method: MethodVersion) -> ty
         question=(statement(limits), ...), expected_answer=(statement(limits), ...),
         provenance=(Annotated[str, Field(min_length=1, max_length=40)], ...), label=(Label, ...),
     )
-    return strict_model(
-        "QuestionExtraction",
-        questions=(list[item], Field(min_length=1, max_length=limits.max_questions)),  # type: ignore[valid-type]
-    )
+    return list_of("QuestionExtraction", "questions", item, limits.max_questions)
 
 
-@lru_cache(maxsize=512)
 def question_alignment_model(question_ids: tuple[str, ...], n_sentences: int, limits: SchemaLimits,
                              method: MethodVersion) -> type[BaseModel]:
-    verdict = verdict_model("answered", n_sentences, limits, method)
-    return strict_model("QuestionAlignment", **{i: (verdict, ...) for i in question_ids})
+    return cited_alignment_model("QuestionAlignment", "answered", question_ids, n_sentences, limits, method)
 
 
 def assemble_questions(parsed: Mapping[str, Any]) -> AssembledView:
