@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from .scaffold import Scaffold
 from .text import HAN
-from .views import METRICS, VIEW_SPECS, ViewVerdicts, direct_score, sentences
+from .views import METRICS, ViewVerdicts, direct_score, sentences
 from .views.scoring import Scores
 
 __all__ = ["METRICS", "DIRECT_SCORE_AXES", "Judgments", "SummaryScores", "SystemScores", "score_summary",
@@ -61,17 +61,14 @@ def score_summary(
     rouge_l_value: float | None = None,
 ) -> SummaryScores:
     out = Scores(METRICS)
-    for name, spec in VIEW_SPECS.items():
-        if name not in scaffold.views:
-            continue  # not a view of the method version this scaffold was made under
-        items = scaffold.view(name)
+    for spec, items in scaffold.each_view():
         if items is None:
             what = "extraction failed" if scaffold.origin == "extracted" else "view unavailable"
-            out.unavailable(spec.metrics, f"{spec.noun} {what}: {scaffold.failures.get(name, '?')}")
-        elif name not in judgments.views:
-            out.unavailable(spec.metrics, f"{spec.noun} alignment failed: {judgments.failures.get(name, '?')}")
+            out.unavailable(spec.metrics, f"{spec.noun} {what}: {scaffold.failures.get(spec.name, '?')}")
+        elif spec.name not in judgments.views:
+            out.unavailable(spec.metrics, f"{spec.noun} alignment failed: {judgments.failures.get(spec.name, '?')}")
         else:
-            spec.score(out, spec.judged(items), judgments.views[name], n_sentences)
+            spec.score(out, spec.judged(items), judgments.views[spec.name], n_sentences)
     sentences.score(out, judgments.sentence_faithful, n_sentences, judgments.failures.get(sentences.KIND, "?"))
     direct_score.score(out, judgments.direct_score, n_sentences, judgments.failures.get(direct_score.KIND, "?"))
     out.set("rouge_l", rouge_l_value, "no reference summary")

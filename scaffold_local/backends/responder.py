@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from ..records import Message
-from ..views import VIEW_SPECS, responder_rules, verdict_field
+from ..views import VIEW_SPECS, judgment_kind, responder_rules, verdict_field
 from ..views.responding import cited_verdict
 from .base import (
     BaseBackend,
@@ -133,7 +133,7 @@ def _token_alternatives(text: str, request: Request) -> list[TokenAlternatives]:
     item's best word overlap with a summary sentence (0.5 at the rule's threshold)."""
     task = request.context["task"]
     p_kept: dict[str, float] = {}
-    spec = next((spec for spec in VIEW_SPECS.values() if spec.align_task == task), None)
+    spec = VIEW_SPECS.get(judgment_kind(task) or "")
     if spec is not None and spec.respond.p_kept is not None:
         for item in request.context[spec.name]:
             p_kept[item["id"]] = spec.respond.p_kept(item, request.context["sentences"])
