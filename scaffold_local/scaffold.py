@@ -78,10 +78,6 @@ class Scaffold(BaseModel):
         """A view's items; none when it failed."""
         return self.views.get(name) or ()
 
-    def narrowed(self, name: str, item: Any) -> Scaffold:
-        """This scaffold with one view holding a single item (one item per request)."""
-        return self.model_copy(update={"views": {**self.views, name: (item,)}})
-
     def each_view(self) -> Iterator[tuple[ViewSpec, tuple[Any, ...] | None]]:
         """Each of its views with its items (None where it failed), in scaffold order."""
         for name, items in self.views.items():

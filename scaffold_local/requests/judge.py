@@ -35,8 +35,6 @@ from ..schemas import (
 from ..text import split_sentences, splitter_version
 from ..views import ViewVerdicts, direct_score, judgment_kind, tasks_of, verdict_field, views_of
 from ..views import sentences as sentence_check
-from ..views.direct_score import direct_score_model
-from ..views.sentences import faithfulness_model
 from .confidence import CONFIDENCE_ALTERNATIVES, verdict_confidence
 from .verdicts import cited_once_each, ids_cited_twice, join_records
 
@@ -217,14 +215,14 @@ class Judge:
                 if items:
                     planned.append(plan(kind, spec.align_task, spec.alignment_model(part, n, limits, method),
                                         budget.for_items(len(items)), **{name: items}))
-        if task in (None, sentence_check.TASK) and method.one_item_per_request:
-            planned += [plan(f"faithfulness/S{i}", sentence_check.TASK, faithfulness_model(n, limits, method, only=i),
-                             budget.for_items(1), check=i) for i in range(1, n + 1)]
-        elif task in (None, sentence_check.TASK):
-            planned.append(plan("faithfulness", sentence_check.TASK, faithfulness_model(n, limits, method),
-                                budget.for_items(n)))
+        if task in (None, sentence_check.TASK):
+            # One request for every sentence, or (method v5) one per sentence.
+            checks = [(f"faithfulness/S{i}", i) for i in range(1, n + 1)] if method.one_item_per_request else \
+                [("faithfulness", None)]
+            planned += [plan(kind, sentence_check.TASK, sentence_check.faithfulness_model(n, limits, method, only=i),
+                             budget.for_items(1 if i else n), **({"check": i} if i else {})) for kind, i in checks]
         if task in (None, direct_score.TASK):
-            planned.append(plan("direct_score", direct_score.TASK, direct_score_model(limits, method),
+            planned.append(plan("direct_score", direct_score.TASK, direct_score.direct_score_model(limits, method),
                                 budget.direct_score))
         return planned
 
