@@ -1,4 +1,4 @@
-"""The peers benchmark's own bookkeeping (benchmarks/peers/ledger.py): the counting proxy in front of
+"""The peers benchmark's own bookkeeping (benchmarks/peer_tools/ledger.py): the counting proxy in front of
 one judge server counts exactly the calls, tokens, request shapes and failures a tool caused. Here
 `score` runs through it against a loopback server whose answers and token counts are computed from
 each request (4 characters a token, as the responder counts), and the proxy's tally is checked
@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 
 import httpx
 
-from benchmarks.peers.ledger import CountingProxy
+from benchmarks.peer_tools.ledger import CountingProxy
 from scaffold_local import ModelConfig, Pipeline, load_input
 from scaffold_local.store import ScaffoldStore
 
