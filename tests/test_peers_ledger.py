@@ -1,5 +1,6 @@
-"""The peers benchmark's own bookkeeping (benchmarks/peer_tools/ledger.py): the counting proxy in front of
-one judge server counts exactly the calls, tokens, request shapes and failures a tool caused. Here
+"""The peers benchmark's own bookkeeping (benchmarks/peer_tools/): the counting proxy in front of one
+judge server counts exactly the calls, tokens, request shapes and failures a tool caused, and the
+hand-rolled peers record an answer they cannot read as a failure, not a score. Here
 `score` runs through it against a loopback server whose answers and token counts are computed from
 each request (4 characters a token, as the responder counts), and the proxy's tally is checked
 against the run's own records."""
@@ -8,10 +9,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from http.server import BaseHTTPRequestHandler
 
 import httpx
 
+from benchmarks.peer_tools import tools
 from benchmarks.peer_tools.ledger import CountingProxy
 from scaffold_local import ModelConfig, Pipeline, load_input
 from scaffold_local.store import ScaffoldStore
@@ -36,11 +39,26 @@ class Handler(BaseHTTPRequestHandler):
             send_reply(self, 500, "application/json", b'{"error": "injected"}')
             return
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
-        content = json.dumps(minimal_instance(schema)) if schema else "plain answer"
+        content = json.dumps(minimal_instance(schema)) if schema else peer_answer(body["messages"][-1]["content"])
         usage = {"prompt_tokens": _tokens("".join(m["content"] for m in body["messages"])),
                  "completion_tokens": _tokens(content)}
         reply = {"choices": [{"message": {"content": content}, "finish_reason": "stop"}], "usage": usage}
         send_reply(self, 200, "application/json", json.dumps(reply).encode())
+
+
+def peer_answer(prompt: str) -> str:
+    """What the hand-rolled peers are answered, computed from their prompts: G-Eval a 4; FineSurE
+    "no error" for every summary sentence and "Yes" for every key fact; garbage where asked."""
+    if "[[garble]]" in prompt:
+        return "I cannot answer that."
+    if prompt.rstrip().endswith("- Relevance:"):
+        return " 4"
+    if sentences := re.search(r"Summary with (\d+) sentences:", prompt):
+        return json.dumps([{"sentence": "s", "reason": "r", "category": "no error"}] * int(sentences.group(1)))
+    if keyfacts := re.search(r"(\d+) key facts:", prompt):
+        return "```json\n" + json.dumps([{"key fact": "k", "response": "Yes", "line number": [1]}]
+                                          * int(keyfacts.group(1))) + "\n```"
+    return "plain answer"
 
 
 def test_the_proxy_counts_what_a_run_sent_and_received(small_input, tmp_path):
@@ -79,3 +97,23 @@ def test_an_unreachable_server_is_a_counted_failure():
         reply = httpx.post(f"{proxy.url('peer')}/chat/completions", json={"messages": []})
         assert reply.status_code == 502
         assert dict(proxy.tally("peer").failures) == {"connection: ConnectError": 1}
+
+
+def test_the_hand_rolled_peers_are_counted_and_their_unparsable_answers_are_failures():
+    document = {"doc_id": "d", "document": "Alpha opened a plant. It has 200 workers.", "keyfacts": ["Alpha opened a plant"],
+                "summaries": [{"system": "a", "summary": "Alpha opened a plant."},
+                              {"system": "b", "summary": "Alpha opened a plant. [[garble]]"}]}
+    server, url = serve(Handler)
+    try:
+        with CountingProxy(url) as proxy:
+            finesure = tools.finesure([document], proxy.url("finesure"), "judge")
+            geval = tools.geval([document], proxy.url("geval"), "judge")
+            assert finesure.scores == {("d", "a"): 1.0, ("d", "b"): None}  # completeness over the given key facts
+            assert finesure.extra[("d", "a")] == {"faithfulness": 1.0}
+            assert dict(finesure.failures) == {"fact check: ValueError": 1, "key-fact alignment: ValueError": 1}
+            assert geval.scores == {("d", "a"): 4.0, ("d", "b"): None}
+            assert dict(geval.failures) == {"no score in the answer": 1}
+            assert (proxy.tally("finesure").calls, proxy.tally("geval").calls) == (4, 2)  # 2 and 1 per summary
+            assert dict(proxy.tally("finesure").shapes) == {"plain": 4} and not proxy.tally("finesure").failures
+    finally:
+        server.shutdown()

@@ -1,0 +1,236 @@
+"""Side by side with the tools people use today: one judge server, every tool, the same summaries.
+
+    python3 -m venv .venv-peers && .venv-peers/bin/pip install -r benchmarks/peers-requirements.txt
+    .venv/bin/python benchmarks/peers.py --data ../shared/eval-data [--serve qwen2.5-coder-1.5b-vllm |
+        --server http://127.0.0.1:8000/v1 --model NAME] [--documents 2] [--settings 1,8,25]
+        [--tools scaffold_local,finesure,geval,deepeval,ragas] [--out benchmarks/results/peers_cpu]
+
+Starts one OpenAI-compatible server (`scaffold-local serve` with a vLLM config; on a GPU machine
+point --server at any server with a larger judge instead), puts a counting proxy in front of it
+(peer_tools/ledger.py), and runs every tool through it on the same REALSumm documents (test half,
+seeded), at 1, 8 and 25 summaries per document: judge calls, prompt and output tokens, wall seconds
+per summary, the tool's own failures by kind (unparsable outputs, exceptions) and failed calls. Then
+what each measures: its per-summary score against REALSumm's human LitePyramid recall, summary level
+(pooled, and the mean of per-document correlations) and system level, with 95% intervals from
+resampling documents. DeepEval and Ragas run in their own environment (--peers-python), offline.
+Slow (hours on 2 cores with the 1.5B judge): not in CI. Writes <out>.json and <out>.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: `benchmarks` importable
+
+from benchmarks.peer_tools import tools  # noqa: E402
+from benchmarks.peer_tools.ledger import CountingProxy  # noqa: E402
+from scaffold_local.metaeval.agreement import correlation_table  # noqa: E402
+from scaffold_local.metaeval.data import load  # noqa: E402
+from scaffold_local.provenance import cpu_info  # noqa: E402
+
+TOOLS = ("scaffold_local", "finesure", "geval", "deepeval", "ragas")
+LIBRARIES = {"deepeval", "ragas"}  # run by peer_tools/peer_libraries.py in the peers' environment
+WHAT = {  # the score each tool's row correlates with LitePyramid recall
+    "scaffold_local": "FC (share of the scaffold's main and supporting facts kept)",
+    "finesure": "completeness (share of the given key facts aligned)",
+    "geval": "relevance, 1-5",
+    "deepeval": "SummarizationMetric: min(alignment, coverage)",
+    "ragas": "faithfulness (a faithfulness metric: reported, not expected to track recall)",
+}
+
+
+class JudgeServer:
+    """`scaffold-local serve` on a free loopback port, in its own process group."""
+
+    def __init__(self, config: str, log: Path):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        command = [sys.executable, "-m", "scaffold_local.cli", "serve", "-m", config, "--port", str(self.port)]
+        self.process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+        self.log = log
+
+    def wait_ready(self, timeout_s: float = 900) -> str:
+        """The served model's name, once the server answers."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the judge server exited; see {self.log}")
+            try:
+                reply = httpx.get(f"{self.base_url}/models", timeout=2)
+                if reply.status_code == 200:
+                    return reply.json()["data"][0]["id"]
+            except httpx.TransportError:
+                pass
+            time.sleep(2)
+        self.stop()
+        raise TimeoutError(f"the judge server was not ready after {timeout_s} s; see {self.log}")
+
+    def stop(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=60)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+
+def run_library(tool: str, documents: list[dict[str, Any]], base_url: str, model: str, python: str) -> tools.ToolScores:
+    """DeepEval or Ragas in the peers' environment; a crash of the whole process is one failure."""
+    out = tools.ToolScores()
+    with tempfile.TemporaryDirectory(prefix=f"peers-{tool}-") as work:
+        job, result = Path(work) / "job.json", Path(work) / "out.json"
+        job.write_text(json.dumps({"base_url": base_url, "model": model, "documents": documents}), encoding="utf-8")
+        script = Path(__file__).parent / "peer_tools" / "peer_libraries.py"
+        done = subprocess.run([python, str(script), tool, str(job), str(result)], capture_output=True, text=True,
+                              cwd=work)  # a library's own files (telemetry ids, caches) stay in the temporary folder
+        if done.returncode != 0 or not result.is_file():
+            out.failures[f"process exited {done.returncode}: {done.stderr.strip().splitlines()[-1:]}"] += 1
+            return out
+        data = json.loads(result.read_text(encoding="utf-8"))
+    out.scores = {(d, s): v for d, s, v in data["scores"]}
+    out.extra = {(d, s): v for d, s, v in data["extra"]}
+    out.failures.update(data["failures"])
+    out.note = ", ".join(f"{k} {v}" for k, v in data["versions"].items())
+    return out
+
+
+def documents_for(data: Path, n_documents: int, per_document: int) -> list[dict[str, Any]]:
+    """REALSumm's test half, seeded: the same documents for every setting, `per_document` summaries each."""
+    return load(data, "realsumm", limit=n_documents, split="test", per_document=per_document)
+
+
+def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy, model: str, setting: int,
+            peers_python: str | None, judge_config: str) -> dict[str, Any]:
+    label = f"{tool}-{setting}"
+    url = proxy.url(label)
+    started = time.perf_counter()
+    if tool in LIBRARIES:
+        if not peers_python:
+            return {"tool": tool, "setting": setting, "skipped": "no --peers-python (see peers-requirements.txt)"}
+        scores = run_library(tool, documents, url, model, peers_python)
+    elif tool == "scaffold_local":
+        scores = tools.scaffold_local(documents, url, model, judge_config)
+    else:
+        scores = getattr(tools, tool)(documents, url, model)
+    seconds = time.perf_counter() - started
+    tally = proxy.tally(label).as_dict()
+    n = sum(len(d["summaries"]) for d in documents)
+    return {"tool": tool, "setting": setting, "summaries": n, "wall_s": round(seconds, 1),
+            "s_per_summary": round(seconds / n, 2), "calls_per_summary": round(tally["calls"] / n, 2), **tally,
+            "tool_failures": dict(scores.failures), "scored": sum(v is not None for v in scores.scores.values()),
+            "note": scores.note, "scores": [[d, s, v] for (d, s), v in scores.scores.items()]}
+
+
+def agreement(row: dict[str, Any], documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool's scores against LitePyramid recall: summary level (pooled, per-document mean), system level."""
+    human = {(d["doc_id"], s["system"]): s["human"]["litepyramid_recall"] for d in documents for s in d["summaries"]}
+    rows = [{"doc_id": d, "system": s, "tool": v, "human": human.get((d, s))} for d, s, v in row["scores"]]
+    return correlation_table(rows, "tool", "human")
+
+
+def _spearman(table: list[dict[str, Any]], level: str, aggregation: str | None = None) -> str:
+    for r in table:
+        if r["level"] == level and (aggregation is None or r.get("aggregation", "").startswith(aggregation)):
+            if r["spearman"] is None:
+                return "undefined"
+            return f"{r['spearman']:.3f} [{r['spearman_low95']:.3f}, {r['spearman_high95']:.3f}]"
+    return "-"
+
+
+def markdown(result: dict[str, Any]) -> str:
+    settings = result["settings"]
+    lines = [f"# Peers on one judge server ({result['model']}, {result['machine']})", "",
+             f"`{result['command']}`", "",
+             "| tool | calls per summary | prompt / output tokens per summary | s per summary at "
+             + " / ".join(map(str, settings)) + " summaries per document | failures (tool's own; failed calls) | "
+             "Spearman with LitePyramid recall: summary level pooled / per-document mean / system level |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for tool in result["tools"]:
+        rows = {r["setting"]: r for r in result["rows"] if r["tool"] == tool}
+        largest = rows.get(max(settings), {})
+        if "skipped" in largest:
+            lines.append(f"| {tool} | {largest['skipped']} | | | | |")
+            continue
+        n = largest.get("summaries") or 1
+        failures = sum(sum(r.get("tool_failures", {}).values()) for r in rows.values())
+        failed_calls = sum(sum(r.get("failures", {}).values()) for r in rows.values())
+        table = result["agreement"].get(tool, [])
+        lines.append(
+            f"| {tool} | {largest.get('calls_per_summary', '-')} | "
+            f"{largest.get('prompt_tokens', 0) / n:.0f} / {largest.get('completion_tokens', 0) / n:.0f} | "
+            + " / ".join(str(rows[s]["s_per_summary"]) if s in rows else "-" for s in settings)
+            + f" | {failures}; {failed_calls} | {_spearman(table, 'summary', 'pooled')} / "
+            f"{_spearman(table, 'summary', 'mean')} / {_spearman(table, 'system')} |")
+    lines += ["", "What each row's score is: " + "; ".join(f"{t}: {WHAT[t]}" for t in result["tools"]) + "."]
+    if result.get("ratios"):
+        lines += ["", "Wall time per summary at 8 summaries per document, each peer's over scaffold_local's: "
+                  + ", ".join(f"{t} {r}x" for t, r in result["ratios"].items()) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, required=True, help="the evaluation-data folder (realsumm/realsumm.jsonl)")
+    parser.add_argument("--serve", default="qwen2.5-coder-1.5b-vllm", help="a vLLM config to serve (default)")
+    parser.add_argument("--server", help="an OpenAI-compatible server's base URL instead of starting one")
+    parser.add_argument("--model", help="with --server: the served model's name")
+    parser.add_argument("--judge-config", help="the config whose judgment settings scaffold_local uses (method "
+                        "version, threshold, limits, budgets) [default: the --serve config]")
+    parser.add_argument("--documents", type=int, default=2)
+    parser.add_argument("--settings", default="1,8,25", help="summaries per document, comma-separated")
+    parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--peers-python", default=".venv-peers/bin/python" if Path(".venv-peers/bin/python").exists()
+                        else None, help="the Python of the peers' environment (DeepEval, Ragas)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/peers_cpu"))
+    args = parser.parse_args()
+    chosen = [t for t in TOOLS if t in args.tools.split(",")]
+    settings = sorted(int(s) for s in args.settings.split(","))
+
+    server = None
+    if args.server:
+        base_url, model = args.server.rstrip("/"), args.model
+    else:
+        server = JudgeServer(args.serve, args.out.with_suffix(".server.log"))
+        base_url, model = server.base_url, server.wait_ready()
+    rows = []
+    try:
+        with CountingProxy(base_url) as proxy:
+            for setting in settings:
+                documents = documents_for(args.data, args.documents, setting)
+                for tool in chosen:
+                    print(f"{tool}: {args.documents} documents x {setting} summaries ...", file=sys.stderr, flush=True)
+                    rows.append(measure(tool, documents, proxy, model, setting, args.peers_python,
+                                         args.judge_config or args.serve))
+    finally:
+        if server is not None:
+            server.stop()
+    largest = documents_for(args.data, args.documents, max(settings))
+    result = {
+        "command": " ".join([Path(sys.executable).name, *sys.argv]), "model": model, "machine": cpu_info(),
+        "settings": settings, "tools": chosen, "rows": rows,
+        "agreement": {r["tool"]: agreement(r, largest) for r in rows if r["setting"] == max(settings) and "scores" in r},
+    }
+    at8 = {r["tool"]: r["s_per_summary"] for r in rows if r["setting"] == 8 and "s_per_summary" in r}
+    if "scaffold_local" in at8:
+        result["ratios"] = {t: round(s / at8["scaffold_local"], 1) for t, s in at8.items() if t != "scaffold_local"}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    args.out.with_suffix(".md").write_text(markdown(result), encoding="utf-8")
+    print(markdown(result))
+
+
+if __name__ == "__main__":
+    main()
