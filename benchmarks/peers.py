@@ -13,7 +13,8 @@ per summary, the tool's own failures by kind (unparsable outputs, exceptions) an
 what each measures: its per-summary score against REALSumm's human LitePyramid recall, summary level
 (pooled, and the mean of per-document correlations) and system level, with 95% intervals from
 resampling documents. DeepEval and Ragas run in their own environment (--peers-python), offline.
-Slow (hours on 2 cores with the 1.5B judge): not in CI. Writes <out>.json and <out>.md.
+Slow (hours on 2 cores with the 1.5B judge): not in CI. Each finished (tool, setting) row is kept in
+<out>.rows.jsonl at once, so an interrupted run resumes with the rest; writes <out>.json and <out>.md.
 """
 
 from __future__ import annotations
@@ -205,25 +206,36 @@ def main() -> None:
     else:
         server = JudgeServer(args.serve, args.out.with_suffix(".server.log"))
         base_url, model = server.base_url, server.wait_ready()
-    rows = []
+    # Each finished row is kept at once, so an interrupted run resumes with the rows still to measure.
+    done_path = args.out.with_suffix(".rows.jsonl")
+    done_path.parent.mkdir(parents=True, exist_ok=True)
+    done = [json.loads(line) for line in done_path.read_text().splitlines()] if done_path.is_file() else []
+    rows = [r for r in done if r.get("model") == model and r.get("documents") == args.documents]
     try:
         with CountingProxy(base_url) as proxy:
             for setting in settings:
                 documents = documents_for(args.data, args.documents, setting)
                 for tool in chosen:
+                    if any(r["tool"] == tool and r["setting"] == setting for r in rows):
+                        continue
                     print(f"{tool}: {args.documents} documents x {setting} summaries ...", file=sys.stderr, flush=True)
-                    rows.append(measure(tool, documents, proxy, model, setting, args.peers_python,
-                                         args.judge_config or args.serve))
+                    row = {**measure(tool, documents, proxy, model, setting, args.peers_python,
+                                     args.judge_config or args.serve), "model": model, "documents": args.documents}
+                    rows.append(row)
+                    with done_path.open("a", encoding="utf-8") as f:
+                        f.write(json.dumps(row) + "\n")
     finally:
         if server is not None:
             server.stop()
     largest = documents_for(args.data, args.documents, max(settings))
+    kept = [r for r in rows if r["tool"] in chosen and r["setting"] in settings]
     result = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]), "model": model, "machine": cpu_info(),
-        "settings": settings, "tools": chosen, "rows": rows,
-        "agreement": {r["tool"]: agreement(r, largest) for r in rows if r["setting"] == max(settings) and "scores" in r},
+        "settings": settings, "tools": chosen,
+        "rows": kept,
+        "agreement": {r["tool"]: agreement(r, largest) for r in kept if r["setting"] == max(settings) and "scores" in r},
     }
-    at8 = {r["tool"]: r["s_per_summary"] for r in rows if r["setting"] == 8 and "s_per_summary" in r}
+    at8 = {r["tool"]: r["s_per_summary"] for r in kept if r["setting"] == 8 and "s_per_summary" in r}
     if "scaffold_local" in at8:
         result["ratios"] = {t: round(s / at8["scaffold_local"], 1) for t, s in at8.items() if t != "scaffold_local"}
     args.out.parent.mkdir(parents=True, exist_ok=True)
