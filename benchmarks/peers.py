@@ -153,7 +153,8 @@ def _spearman(table: list[dict[str, Any]], level: str, aggregation: str | None =
 
 def markdown(result: dict[str, Any]) -> str:
     settings = result["settings"]
-    lines = [f"# Peers on one judge server ({result['model']}, {result['machine']})", "",
+    machine = result["machine"]
+    lines = [f"# Peers on one judge server ({result['model']}; {machine.get('cores')} cores, {machine.get('model')})", "",
              f"`{result['command']}`", "",
              "| tool | calls per summary | prompt / output tokens per summary | s per summary at "
              + " / ".join(map(str, settings)) + " summaries per document | failures (tool's own; failed calls) | "
