@@ -37,23 +37,28 @@ class Scaffold(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _views_by_name(cls, data: Any) -> Any:
-        """Views given at the top level (stored files, constructors) into `views`, each item
+        """Views given at the top level (stored files, constructors) or as `views`, each item
         validated with its view's model."""
-        if not isinstance(data, dict) or "views" in data:
+        if not isinstance(data, dict):
             return data
         fields = set(cls.model_fields)
-        views: dict[str, Any] = {}
+        given = dict(data.get("views") or {})
         rest: dict[str, Any] = {}
         for key, value in data.items():
             if key in fields:
                 rest[key] = value
             elif key in VIEW_SPECS:
-                model = VIEW_SPECS[key].item_model
-                views[key] = None if value is None else tuple(
-                    item if isinstance(item, model) else model.model_validate(item) for item in value)
+                given[key] = value
             else:
                 raise ValueError(f"{key!r} is neither a scaffold field nor a registered view "
                                  f"(views: {', '.join(VIEW_SPECS)})")
+        views: dict[str, Any] = {}
+        for name, items in given.items():
+            if name not in VIEW_SPECS:
+                raise ValueError(f"{name!r} is not a registered view (views: {', '.join(VIEW_SPECS)})")
+            model = VIEW_SPECS[name].item_model
+            views[name] = None if items is None else tuple(
+                item if isinstance(item, model) else model.model_validate(item) for item in items)
         return {**rest, "views": views}
 
     @model_serializer(mode="wrap")
