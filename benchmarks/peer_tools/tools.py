@@ -133,9 +133,7 @@ def finesure(documents: list[dict[str, Any]], base_url: str, model: str) -> Tool
                     out.failures["fact check: wrong number of sentences"] += 1
                 else:
                     faithful = sum(c == "no error" for c in categories) / len(categories)
-            except (ValueError, AttributeError, TypeError) as exc:
-                out.failures[f"fact check: {type(exc).__name__}"] += 1
-            except httpx.HTTPError as exc:
+            except (ValueError, AttributeError, TypeError, httpx.HTTPError) as exc:
                 out.failures[f"fact check: {type(exc).__name__}"] += 1
             complete: float | None = None
             if keyfacts:
@@ -148,9 +146,7 @@ def finesure(documents: list[dict[str, Any]], base_url: str, model: str) -> Tool
                         out.failures["key-fact alignment: wrong number of key facts"] += 1
                     else:
                         complete = sum(a.startswith("yes") for a in answers) / len(answers)
-                except (ValueError, AttributeError, TypeError) as exc:
-                    out.failures[f"key-fact alignment: {type(exc).__name__}"] += 1
-                except httpx.HTTPError as exc:
+                except (ValueError, AttributeError, TypeError, httpx.HTTPError) as exc:
                     out.failures[f"key-fact alignment: {type(exc).__name__}"] += 1
             out.scores[key] = complete
             out.extra[key] = {"faithfulness": faithful}
