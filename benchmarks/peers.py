@@ -11,8 +11,9 @@ point --server at any server with a larger judge instead), puts a counting proxy
 seeded), at 1, 8 and 25 summaries per document: judge calls, prompt and output tokens, wall seconds
 per summary, the tool's own failures by kind (unparsable outputs, exceptions) and failed calls. Then
 what each measures: its per-summary score against REALSumm's human LitePyramid recall, summary level
-(pooled, and the mean of per-document correlations) and system level, with 95% intervals from
-resampling documents. DeepEval and Ragas run in their own environment (--peers-python), offline.
+(pooled, and the mean of per-document correlations) and system level, and, for the tools that claim
+faithfulness, their faithfulness score against FRANK's human factuality (--frank documents), with 95%
+intervals from resampling documents. DeepEval and Ragas run in their own environment (--peers-python), offline.
 Slow (hours on 2 cores with the 1.5B judge): not in CI. Each finished (tool, setting) row is kept in
 <out>.rows.jsonl at once, so an interrupted run resumes with the rest; writes <out>.json and <out>.md.
 """
@@ -49,6 +50,15 @@ WHAT = {  # the score each tool's row correlates with LitePyramid recall
     "geval": "relevance, 1-5",
     "deepeval": "SummarizationMetric: min(alignment, coverage)",
     "ragas": "faithfulness (a faithfulness metric: reported, not expected to track recall)",
+}
+
+
+# Where each tool that claims faithfulness keeps that score (checked against FRANK's human factuality).
+FAITHFULNESS = {
+    "scaffold_local": ("extra", "f", "F (share of summary sentences without error)"),
+    "finesure": ("extra", "faithfulness", "faithfulness (share of sentences without error)"),
+    "deepeval": ("extra", "Alignment", "SummarizationMetric's alignment (claims supported by the source)"),
+    "ragas": ("scores", None, "faithfulness"),
 }
 
 
@@ -114,13 +124,14 @@ def documents_for(data: Path, n_documents: int, per_document: int) -> list[dict[
 
 
 def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy, model: str, setting: int,
-            peers_python: str | None, judge_config: str) -> dict[str, Any]:
-    label = f"{tool}-{setting}"
+            peers_python: str | None, judge_config: str, dataset: str = "realsumm") -> dict[str, Any]:
+    label = f"{tool}-{dataset}-{setting}"
     url = proxy.url(label)
     started = time.perf_counter()
     if tool in LIBRARIES:
         if not peers_python:
-            return {"tool": tool, "setting": setting, "skipped": "no --peers-python (see peers-requirements.txt)"}
+            return {"tool": tool, "setting": setting, "dataset": dataset,
+                    "skipped": "no --peers-python (see peers-requirements.txt)"}
         scores = run_library(tool, documents, url, model, peers_python)
     elif tool == "scaffold_local":
         scores = tools.scaffold_local(documents, url, model, judge_config)
@@ -129,10 +140,14 @@ def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy, mo
     seconds = time.perf_counter() - started
     tally = proxy.tally(label).as_dict()
     n = sum(len(d["summaries"]) for d in documents)
-    return {"tool": tool, "setting": setting, "summaries": n, "wall_s": round(seconds, 1),
+    where, key, _ = FAITHFULNESS.get(tool, ("", None, ""))
+    faithful = ({k: (v or {}).get(key) for k, v in scores.extra.items()} if where == "extra" else
+                scores.scores if where == "scores" else {})
+    return {"tool": tool, "setting": setting, "dataset": dataset, "summaries": n, "wall_s": round(seconds, 1),
             "s_per_summary": round(seconds / n, 2), "calls_per_summary": round(tally["calls"] / n, 2), **tally,
             "tool_failures": dict(scores.failures), "scored": sum(v is not None for v in scores.scores.values()),
-            "note": scores.note, "scores": [[d, s, v] for (d, s), v in scores.scores.items()]}
+            "note": scores.note, "scores": [[d, s, v] for (d, s), v in scores.scores.items()],
+            "faithfulness": [[d, s, v] for (d, s), v in faithful.items()]}
 
 
 def agreement(row: dict[str, Any], documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -140,6 +155,14 @@ def agreement(row: dict[str, Any], documents: list[dict[str, Any]]) -> list[dict
     human = {(d["doc_id"], s["system"]): s["human"]["litepyramid_recall"] for d in documents for s in d["summaries"]}
     rows = [{"doc_id": d, "system": s, "tool": v, "human": human.get((d, s))} for d, s, v in row["scores"]]
     return correlation_table(rows, "tool", "human")
+
+
+def frank_agreement(row: dict[str, Any], documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool's faithfulness score against FRANK's human factuality of each summary (summary level)."""
+    human = {(d["doc_id"], s["system"]): s["human"]["frank_summary_scores"]["Factuality"]
+             for d in documents for s in d["summaries"]}
+    rows = [{"doc_id": d, "system": s, "tool": v, "human": human.get((d, s))} for d, s, v in row["faithfulness"]]
+    return correlation_table(rows, "tool", "human", systems=False)
 
 
 def _spearman(table: list[dict[str, Any]], level: str, aggregation: str | None = None) -> str:
@@ -161,7 +184,7 @@ def markdown(result: dict[str, Any]) -> str:
              "Spearman with LitePyramid recall: summary level pooled / per-document mean / system level |",
              "| --- | --- | --- | --- | --- | --- |"]
     for tool in result["tools"]:
-        rows = {r["setting"]: r for r in result["rows"] if r["tool"] == tool}
+        rows = {r["setting"]: r for r in result["rows"] if r["tool"] == tool and r.get("dataset", "realsumm") == "realsumm"}
         largest = rows.get(max(settings), {})
         if "skipped" in largest:
             lines.append(f"| {tool} | {largest['skipped']} | | | | |")
@@ -177,6 +200,21 @@ def markdown(result: dict[str, Any]) -> str:
             + f" | {failures}; {failed_calls} | {_spearman(table, 'summary', 'pooled')} / "
             f"{_spearman(table, 'summary', 'mean')} / {_spearman(table, 'system')} |")
     lines += ["", "What each row's score is: " + "; ".join(f"{t}: {WHAT[t]}" for t in result["tools"]) + "."]
+    frank = [r for r in result["rows"] if r.get("dataset") == "frank"]
+    if frank:
+        lines += ["", f"FRANK ({result['frank_documents']} documents, test half): each tool's faithfulness score "
+                  "against the human factuality of each summary.", "",
+                  "| tool | its faithfulness score | summaries scored | calls per summary | failures (tool's own; "
+                  "failed calls) | Spearman: pooled / per-document mean |", "| --- | --- | --- | --- | --- | --- |"]
+        for r in frank:
+            if "skipped" in r:
+                lines.append(f"| {r['tool']} | {r['skipped']} | | | | |")
+                continue
+            table = result["frank_agreement"].get(r["tool"], [])
+            scored = sum(v is not None for _, _, v in r["faithfulness"])
+            lines.append(f"| {r['tool']} | {FAITHFULNESS[r['tool']][2]} | {scored} of {r['summaries']} | "
+                         f"{r['calls_per_summary']} | {sum(r['tool_failures'].values())}; {sum(r['failures'].values())} | "
+                         f"{_spearman(table, 'summary', 'pooled')} / {_spearman(table, 'summary', 'mean')} |")
     if result.get("ratios"):
         lines += ["", "Wall time per summary at 8 summaries per document, each peer's over scaffold_local's: "
                   + ", ".join(f"{t} {r}x" for t, r in result["ratios"].items()) + "."]
@@ -194,6 +232,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=2)
     parser.add_argument("--settings", default="1,8,25", help="summaries per document, comma-separated")
     parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--frank", type=int, default=10, help="FRANK documents for the faithfulness check (0: none)")
     parser.add_argument("--peers-python", default=".venv-peers/bin/python" if Path(".venv-peers/bin/python").exists()
                         else None, help="the Python of the peers' environment (DeepEval, Ragas)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/peers_cpu"))
@@ -217,7 +256,8 @@ def main() -> None:
             for setting in settings:
                 documents = documents_for(args.data, args.documents, setting)
                 for tool in chosen:
-                    if any(r["tool"] == tool and r["setting"] == setting for r in rows):
+                    if any(r["tool"] == tool and r["setting"] == setting and r.get("dataset", "realsumm") == "realsumm"
+                           for r in rows):
                         continue
                     print(f"{tool}: {args.documents} documents x {setting} summaries ...", file=sys.stderr, flush=True)
                     row = {**measure(tool, documents, proxy, model, setting, args.peers_python,
@@ -225,18 +265,34 @@ def main() -> None:
                     rows.append(row)
                     with done_path.open("a", encoding="utf-8") as f:
                         f.write(json.dumps(row) + "\n")
+            frank = load(args.data, "frank", limit=args.frank, split="test") if args.frank else []
+            for tool in [t for t in chosen if t in FAITHFULNESS and frank]:
+                if any(r["tool"] == tool and r.get("dataset") == "frank" for r in rows):
+                    continue
+                print(f"{tool}: FRANK, {args.frank} documents ...", file=sys.stderr, flush=True)
+                row = {**measure(tool, frank, proxy, model, 0, args.peers_python, args.judge_config or args.serve,
+                                 dataset="frank"), "model": model, "documents": args.documents}
+                rows.append(row)
+                with done_path.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(row) + "\n")
     finally:
         if server is not None:
             server.stop()
     largest = documents_for(args.data, args.documents, max(settings))
-    kept = [r for r in rows if r["tool"] in chosen and r["setting"] in settings]
+    kept = [r for r in rows if r["tool"] in chosen and (r["setting"] in settings or r.get("dataset") == "frank")]
+    frank_documents = load(args.data, "frank", limit=args.frank, split="test") if args.frank else []
     result = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]), "model": model, "machine": cpu_info(),
         "settings": settings, "tools": chosen,
         "rows": kept,
-        "agreement": {r["tool"]: agreement(r, largest) for r in kept if r["setting"] == max(settings) and "scores" in r},
+        "agreement": {r["tool"]: agreement(r, largest) for r in kept
+                      if r.get("dataset", "realsumm") == "realsumm" and r["setting"] == max(settings) and "scores" in r},
+        "frank_documents": args.frank,
+        "frank_agreement": {r["tool"]: frank_agreement(r, frank_documents) for r in kept
+                            if r.get("dataset") == "frank" and "faithfulness" in r},
     }
-    at8 = {r["tool"]: r["s_per_summary"] for r in kept if r["setting"] == 8 and "s_per_summary" in r}
+    at8 = {r["tool"]: r["s_per_summary"] for r in kept
+           if r.get("dataset", "realsumm") == "realsumm" and r["setting"] == 8 and "s_per_summary" in r}
     if "scaffold_local" in at8:
         result["ratios"] = {t: round(s / at8["scaffold_local"], 1) for t, s in at8.items() if t != "scaffold_local"}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from http.server import BaseHTTPRequestHandler
 
 import httpx
 
+from benchmarks import peers
 from benchmarks.peer_tools import tools
 from benchmarks.peer_tools.ledger import CountingProxy
 from scaffold_local import ModelConfig, Pipeline, load_input
+from scaffold_local.metaeval.data import split_of
 from scaffold_local.store import ScaffoldStore
 
 from .helpers import hosted_config_file, minimal_instance, send_reply, serve
@@ -115,5 +118,46 @@ def test_the_hand_rolled_peers_are_counted_and_their_unparsable_answers_are_fail
             assert dict(geval.failures) == {"no score in the answer": 1}
             assert (proxy.tally("finesure").calls, proxy.tally("geval").calls) == (4, 2)  # 2 and 1 per summary
             assert dict(proxy.tally("finesure").shapes) == {"plain": 4} and not proxy.tally("finesure").failures
+    finally:
+        server.shutdown()
+
+
+def _test_half_ids(n: int) -> list[str]:
+    return [d for d in (f"doc{i}" for i in range(100)) if split_of(d) == "test"][:n]
+
+
+def test_the_benchmark_script_end_to_end_on_a_loopback_server(tmp_path, monkeypatch):
+    """benchmarks/peers.py on small documents written here (in the shared data's shape), against the
+    loopback server: every row counted, FRANK's faithfulness table written, and a rerun resumes."""
+    data = tmp_path / "data"
+    (data / "realsumm").mkdir(parents=True)
+    (data / "frank").mkdir()
+    realsumm = [{"doc_id": d, "document": "Alpha opened a plant. It has 200 workers.", "keyfacts": ["Alpha opened a plant"],
+                 "summaries": [{"system": f"s{k}", "summary": "Alpha opened a plant." + " It has 200 workers." * (k % 2),
+                                "human": {"litepyramid_recall": k / 3}} for k in range(3)]}
+                for d in _test_half_ids(2)]
+    frank = [{"doc_id": d, "document": "Alpha opened a plant.",
+              "summaries": [{"system": "s", "summary": "Alpha opened a plant.",
+                             "human": {"frank_summary_scores": {"Factuality": 1.0}}}]} for d in _test_half_ids(1)]
+    for path, docs in ((data / "realsumm" / "realsumm.jsonl", realsumm), (data / "frank" / "frank_sentence_level.jsonl", frank)):
+        path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    server, url = serve(Handler)
+    out = tmp_path / "peers"
+    argv = ["peers.py", "--data", str(data), "--server", url, "--model", "judge", "--documents", "2",
+            "--settings", "1,3", "--tools", "finesure,geval", "--frank", "1", "--out", str(out)]
+    try:
+        monkeypatch.setattr(sys, "argv", argv)
+        peers.main()
+        result = json.loads(out.with_suffix(".json").read_text())
+        rows = {(r["tool"], r["dataset"], r["setting"]): r for r in result["rows"]}
+        assert set(rows) == {("finesure", "realsumm", 1), ("finesure", "realsumm", 3), ("geval", "realsumm", 1),
+                             ("geval", "realsumm", 3), ("finesure", "frank", 0)}  # G-Eval claims no faithfulness
+        assert rows[("finesure", "realsumm", 3)]["calls"] == 2 * 2 * 3 and rows[("geval", "realsumm", 3)]["calls"] == 6
+        assert rows[("finesure", "frank", 0)]["faithfulness"] == [[frank[0]["doc_id"], "s", 1.0]]
+        table = out.with_suffix(".md").read_text()
+        assert "| finesure | 2.0 |" in table and "FRANK (1 documents" in table
+        monkeypatch.setattr(sys, "argv", argv)
+        peers.main()  # every row kept: nothing is sent again
+        assert len(out.with_suffix(".rows.jsonl").read_text().splitlines()) == 5
     finally:
         server.shutdown()
