@@ -3,7 +3,7 @@
     python3 -m venv .venv-peers && .venv-peers/bin/pip install -r benchmarks/peers-requirements.txt
     .venv/bin/python benchmarks/peers.py --data ../shared/eval-data [--serve qwen2.5-coder-1.5b-vllm |
         --server http://127.0.0.1:8000/v1 --model NAME] [--documents 2] [--settings 1,8,25]
-        [--tools scaffold_local,finesure,geval,deepeval,ragas] [--out benchmarks/results/peers_cpu]
+        [--tools scaffold_local,finesure,geval,deepeval,ragas,scaffold_local_engine] [--out benchmarks/results/peers_cpu]
 
 Starts one OpenAI-compatible server (`scaffold-local serve` with a vLLM config; on a GPU machine
 point --server at any server with a larger judge instead), puts a counting proxy in front of it
@@ -42,7 +42,7 @@ from scaffold_local.metaeval.agreement import correlation_table  # noqa: E402
 from scaffold_local.metaeval.data import load  # noqa: E402
 from scaffold_local.provenance import cpu_info  # noqa: E402
 
-TOOLS = ("scaffold_local", "finesure", "geval", "deepeval", "ragas")
+TOOLS = ("scaffold_local", "finesure", "geval", "deepeval", "ragas", "scaffold_local_engine")
 LIBRARIES = {"deepeval", "ragas"}  # run by peer_tools/peer_libraries.py in the peers' environment
 WHAT = {  # the score each tool's row correlates with LitePyramid recall
     "scaffold_local": "FC (share of the scaffold's main and supporting facts kept)",
@@ -50,6 +50,7 @@ WHAT = {  # the score each tool's row correlates with LitePyramid recall
     "geval": "relevance, 1-5",
     "deepeval": "SummarizationMetric: min(alignment, coverage)",
     "ragas": "faithfulness (a faithfulness metric: reported, not expected to track recall)",
+    "scaffold_local_engine": "FC, the judge in process (engine start included in its seconds)",
 }
 
 
@@ -135,10 +136,15 @@ def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy, mo
         scores = run_library(tool, documents, url, model, peers_python)
     elif tool == "scaffold_local":
         scores = tools.scaffold_local(documents, url, model, judge_config)
+    elif tool == "scaffold_local_engine":
+        scores = tools.scaffold_local_engine(documents, judge_config)
     else:
         scores = getattr(tools, tool)(documents, url, model)
     seconds = time.perf_counter() - started
     tally = proxy.tally(label).as_dict()
+    if scores.counted is not None:  # no HTTP to count: the run's own records
+        tally.update(calls=scores.counted["requests"], prompt_tokens=scores.counted["prompt_tokens"],
+                     completion_tokens=scores.counted["completion_tokens"])
     n = sum(len(d["summaries"]) for d in documents)
     where, key, _ = FAITHFULNESS.get(tool, ("", None, ""))
     faithful = ({k: (v or {}).get(key) for k, v in scores.extra.items()} if where == "extra" else

@@ -122,6 +122,26 @@ def test_the_hand_rolled_peers_are_counted_and_their_unparsable_answers_are_fail
         server.shutdown()
 
 
+def test_the_in_process_row_counts_from_its_run_records_what_the_wire_carried(tmp_path):
+    """scaffold_local_engine has no server to count at: its calls and tokens come from the run's
+    records. Pointed (for this test only) at the loopback server through the proxy, both counts agree."""
+    document = {"doc_id": "d", "document": "Alpha opened a plant. It has 200 workers.",
+                "summaries": [{"system": "a", "summary": "Alpha opened a plant."},
+                              {"system": "b", "summary": "It has 200 workers."}]}
+    server, url = serve(Handler)
+    try:
+        with CountingProxy(url) as proxy:
+            config = hosted_config_file(tmp_path / "hosted.toml", proxy.url("engine"), max_retries=0)
+            scores = tools.scaffold_local_engine([document], str(config))
+            tally = proxy.tally("engine")
+            assert tally.calls > 0
+            assert scores.counted == {"requests": tally.calls, "prompt_tokens": tally.prompt_tokens,
+                                      "completion_tokens": tally.completion_tokens}
+            assert set(scores.scores) == {("d", "a"), ("d", "b")} and not scores.failures
+    finally:
+        server.shutdown()
+
+
 def _test_half_ids(n: int) -> list[str]:
     return [d for d in (f"doc{i}" for i in range(100)) if split_of(d) == "test"][:n]
 

@@ -7,6 +7,7 @@ could not parse, exceptions it raised, timeouts. Calls and tokens are counted by
 
 - scaffold_local: the package itself through its hosted backend (FC: the share of main and supporting
   scaffold facts the summary keeps; FPS beside it), extracting one scaffold per document.
+- scaffold_local_engine: the same with the judge in process (the served config's own engine).
 - finesure: FineSurE's two calls per summary as its paper and repository describe them (fact checking
   of each summary sentence, key-fact alignment against the document's key facts), completeness =
   share of key facts aligned, faithfulness = share of sentences without error.
@@ -37,6 +38,7 @@ class ToolScores:
     extra: dict[tuple[str, str], dict[str, float | None]] = field(default_factory=dict)  # other scores it gives
     failures: Counter[str] = field(default_factory=Counter)  # the tool's own: unparsable outputs, crashes
     note: str = ""
+    counted: dict[str, int] | None = None  # calls and tokens from the tool's own records, where no proxy sees them
 
 
 Tool = Callable[[list[dict[str, Any]], str, str], ToolScores]  # (documents, base URL, model) -> scores
@@ -48,19 +50,38 @@ Tool = Callable[[list[dict[str, Any]], str, str], ToolScores]  # (documents, bas
 def scaffold_local(documents: list[dict[str, Any]], base_url: str, model: str, judge_config: str) -> ToolScores:
     """The package through its hosted backend, with the judgment settings (method version, decision
     threshold, limits, budgets) of `judge_config`, the config the server serves."""
+    def hosted(work: Path) -> str:
+        path = work / "hosted.toml"
+        path.write_text(f'extends = "{judge_config}"\nname = "{judge_config}-hosted"\nbackend = "openai"\n'
+                        f'model = "{model}"\nstructured_outputs = "server"\n\n[engine]\nbase_url = "{base_url}"\n'
+                        'concurrency = 16\nresponse_format = "json_schema"\n', encoding="utf-8")
+        return str(path)
+
+    return _score_with_package(documents, hosted)
+
+
+def scaffold_local_engine(documents: list[dict[str, Any]], judge_config: str) -> ToolScores:
+    """The package with its judge in process (the config's own engine, vLLM here): no server, so its
+    calls and tokens come from the run's records (`usage`), which the proxy test checks against the wire."""
+    return _score_with_package(documents, lambda work: judge_config, count_from_records=True)
+
+
+def _score_with_package(documents: list[dict[str, Any]], config_in: Callable[[Path], str],
+                        count_from_records: bool = False) -> ToolScores:
     from scaffold_local import ModelConfig, Pipeline, load_input
 
     out = ToolScores()
-    with tempfile.TemporaryDirectory(prefix="peers-") as work:
+    with tempfile.TemporaryDirectory(prefix="peers-") as folder:
+        work = Path(folder)
         rows = [{"doc_id": d["doc_id"], "document": d["document"], "system": s["system"], "summary": s["summary"]}
                 for d in documents for s in d["summaries"]]
-        path = Path(work) / "input.jsonl"
+        path = work / "input.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-        hosted = Path(work) / "hosted.toml"
-        hosted.write_text(f'extends = "{judge_config}"\nname = "{judge_config}-hosted"\nbackend = "openai"\n'
-                          f'model = "{model}"\nstructured_outputs = "server"\n\n[engine]\nbase_url = "{base_url}"\n'
-                          'concurrency = 16\nresponse_format = "json_schema"\n', encoding="utf-8")
-        outcome = Pipeline(ModelConfig.load(str(hosted)), Path(work) / "store").score(load_input(path))
+        outcome = Pipeline(ModelConfig.load(config_in(work)), work / "store").score(load_input(path))
+        if count_from_records:
+            stages = outcome.usage["extraction"], outcome.usage["judgments"]
+            out.counted = {key: sum(stage[key] for stage in stages)
+                           for key in ("requests", "prompt_tokens", "completion_tokens")}
         for s in outcome.summaries:
             out.scores[(s.doc_id, s.system)] = s.values.get("fc")
             out.extra[(s.doc_id, s.system)] = {"fps": s.values.get("fps"), "f": s.values.get("f")}
