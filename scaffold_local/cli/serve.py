@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..backends.vllm import server_command
+from ..backends.vllm import CPU_ENGINE_ENVIRONMENT, server_command
 from ..config import ModelConfig
 from ..errors import UsageError
 from .output import err
@@ -28,5 +28,5 @@ def serve(
         raise UsageError(f"{config.name} is a {config.backend} config; `serve` needs a vllm config")
     command = server_command(config, host, port)
     err.print(" ".join(command), highlight=False)
-    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    environment = {**CPU_ENGINE_ENVIRONMENT, **os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     raise typer.Exit(subprocess.call(command, env=environment))
