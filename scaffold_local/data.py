@@ -1,5 +1,5 @@
-"""Inputs: JSONL, CSV, Parquet or a Hugging Face `datasets` dataset saved on disk -> documents and
-candidate summaries.
+"""Inputs: JSONL, CSV, Parquet or a Hugging Face `datasets` dataset saved on disk (`load_input`), or
+records already in memory (`load_records`) -> documents and candidate summaries.
 
 Input is long format: one record per (document, system) pair, mapped through FieldMap. A bad record
 never stops the load: it becomes an InputIssue naming the record (and the CSV line it starts on, its
@@ -18,7 +18,7 @@ import io
 import json
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -357,6 +357,26 @@ def load_input(path: str | Path, fields: FieldMap | None = None, split: str | No
     identity = fingerprint_path(path) + fields.model_dump_json() + str(split)
     loaded = LoadedInput(source=str(path), fingerprint=hashlib.sha256(identity.encode()).hexdigest(),
                          fields=fields, split=split)
+    return _read_records(loaded, _raw_records(path, split))
+
+
+def load_records(records: Iterable[Any], fields: FieldMap | None = None, source: str = "records") -> LoadedInput:
+    """Records held in memory (dicts, one per summary, as a JSONL file's lines), read like a file: the
+    same checks, the same issues. The fingerprint is their content's, so the same records resume the
+    same run."""
+    fields = fields or FieldMap()
+    rows = list(records)
+    content = json.dumps(rows, sort_keys=True, ensure_ascii=False, default=str)
+    identity = hashlib.sha256(content.encode()).hexdigest() + fields.model_dump_json()
+    loaded = LoadedInput(source=source, fingerprint=hashlib.sha256(identity.encode()).hexdigest(), fields=fields)
+    raw = ((number, dict(row), None, None) if isinstance(row, Mapping)
+           else (number, None, f"record is a {type(row).__name__}, not a mapping of field names to values", None)
+           for number, row in enumerate(rows, 1))
+    return _read_records(loaded, raw)
+
+
+def _read_records(loaded: LoadedInput, raw_records: Iterable[RawRecord]) -> LoadedInput:
+    fields = loaded.fields
     first_record_of: dict[str, int] = {}
     known: dict[str, str | None] = {}  # what is known of the record being read: its document and system
 
@@ -393,7 +413,7 @@ def load_input(path: str | Path, fields: FieldMap | None = None, split: str | No
         first_record_of[candidate.key] = number
         return candidate
 
-    for number, record, problem, line in _raw_records(path, split):
+    for number, record, problem, line in raw_records:
         known.clear()
         try:
             if record is None:

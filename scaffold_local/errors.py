@@ -86,6 +86,16 @@ class BackendError(ScaffoldLocalError, RuntimeError):
         self.retryable = retryable
 
 
+class MissingExtraError(ScaffoldLocalError, ImportError):
+    """An optional integration (Inspect AI, MLflow) used without its extra installed."""
+
+    exit_code = 2
+
+    def __init__(self, extra: str, package: str):
+        super().__init__(f"this needs {package}, which is not installed",
+                         hint=f"pip install 'scaffold-local[{extra}]'")
+
+
 class EmbeddedModelError(ScaffoldLocalError, FileNotFoundError):
     """An embedded model that is not installed, installed at another version, or whose bytes are not
     the pinned ones."""

@@ -1,4 +1,6 @@
-"""The README's Python examples run as written, with the responder in place of the judge they name."""
+"""The README's Python examples (```python blocks) run as written, with the responder in place of the
+judge they name. Fragments that need what a test does not have (an Inspect model) are ```py blocks; what
+they show is tested in their own files (test_inspect_scorer.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ def test_every_python_example_runs(tmp_path, monkeypatch, capsys):
     for block in blocks:
         for judge in set(re.findall(r'ModelConfig\.load\("([^"]+)"\)', block)):
             block = block.replace(f'ModelConfig.load("{judge}")', f'ModelConfig.load("{RESPONDER_CONFIG}")')
+        for judge in set(re.findall(r'judge="([^"]+)"', block)):
+            block = block.replace(f'judge="{judge}"', f'judge="{RESPONDER_CONFIG}"')
         exec(compile(block, "README.md", "exec"), {})
     printed = capsys.readouterr().out.splitlines()
     systems = {line.split()[0] for line in printed[:-1]}

@@ -21,11 +21,22 @@ def report(
     out: Annotated[Path | None, typer.Option(
         help="folder for report.html and the tables [default: next to the run]")] = None,
     seed: Annotated[int, typer.Option(help="seed of the bootstrap resamples")] = 0,
+    mlflow: Annotated[str | None, typer.Option(
+        help="also log each run's metrics, intervals and this report to MLflow: a tracking folder or URI "
+             "(needs scaffold-local[mlflow])")] = None,
+    mlflow_experiment: Annotated[str, typer.Option(help="the MLflow experiment")] = "scaffold_local",
 ) -> None:
     """Write the analysis of runs: an offline HTML page with plots, and every table as JSON, CSV and Parquet."""
     opened = [runs.open(path) for path in run_dirs]
     for run in opened:
         _ = run.systems  # a run that has not finished scoring says so here
     target = out or (run_dirs[0] / "report" if len(run_dirs) == 1 else run_dirs[0].parent / "report")
-    page = write_report(analyze_runs(opened, seed), target)
+    analysis = analyze_runs(opened, seed)
+    page = write_report(analysis, target)
     console.print(f"report: {page}  (tables: {target}/*.csv, *.parquet, analysis.json)", highlight=False)
+    if mlflow is not None:
+        from ..integrations.mlflow_tracking import log_analysis  # only when asked: MLflow is an optional extra
+
+        ids = log_analysis(analysis, target, mlflow, mlflow_experiment)
+        console.print(f"MLflow: {len(ids)} run(s) in experiment {mlflow_experiment!r} at {mlflow}: {', '.join(ids)}",
+                      highlight=False)

@@ -1,0 +1,127 @@
+"""The notebook API: `evaluate(data)` scores summaries held in memory and returns pandas tables.
+
+    import scaffold_local
+    result = scaffold_local.evaluate(df, judge="qwen2.5-coder-1.5b-llama-cpp", store="scaffold_store")
+    result.systems      # one row per system: each metric's mean, as `score` prints it
+    result.intervals    # one row per (metric, system): the paired mean over documents and its 95% interval
+    result.summaries    # one row per summary: every metric, NaN where undefined (`undefined` says why)
+
+`data` is a pandas DataFrame, a `datasets.Dataset` or a list of dicts, one record per summary with the
+fields a JSONL input has (`fields` maps other names). It is the `score` command without files: the same
+checks (a bad record is skipped and named in `result.issues`), the same store (scaffolds extracted once
+per document, judgments cached, a run resumed when the same records come again), the same run folder
+(`result.run_dir`, which `show`, `report` and `runs.open` read).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .analysis.paired import compare
+from .analysis.scores import ScoreTable
+from .config import ModelConfig
+from .data import FieldMap, InputIssue, LoadedInput, load_records, most_common_issue
+from .dispatch import no_progress
+from .errors import InputError, UsageError
+from .metrics import METRICS
+from .pipeline import Pipeline, RunOutcome
+from .requests import fit_context
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass
+class Evaluation:
+    run_dir: Path
+    summaries: pd.DataFrame
+    systems: pd.DataFrame
+    intervals: pd.DataFrame
+    issues: list[InputIssue]  # records skipped or warned about, each naming its record and field
+    outcome: RunOutcome  # what the run did: requests sent and reused, tokens, failures by kind
+
+    def __repr__(self) -> str:
+        return f"{self.systems.to_string(float_format=lambda v: f'{v:.3f}', na_rep='-')}\nrun folder: {self.run_dir}"
+
+    def _repr_html_(self) -> str:  # a notebook shows the per-system table and where the run is
+        return self.systems.to_html(float_format=lambda v: f"{v:.3f}", na_rep="-") + f"<p>run folder: {self.run_dir}</p>"
+
+
+def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Path = "scaffold_store", *,
+             fields: FieldMap | None = None, method_version: int | None = None, run_name: str | None = None,
+             progress: bool = True) -> Evaluation:
+    """Score every summary in `data` (a pandas DataFrame, a `datasets.Dataset` or a list of dicts) with
+    `judge` (a model config name or path, or a ModelConfig; default: the package's default judge)."""
+    # One source name for all: a DataFrame and a Dataset of the same records are one run.
+    loaded = load_records(_records(data), fields)
+    config = judge if isinstance(judge, ModelConfig) else ModelConfig.load(judge)
+    pipeline = Pipeline(config, Path(store), progress=_progress_bar if progress else no_progress, method=method_version)
+    try:
+        fitted = fit_context(pipeline.judge, loaded).loaded
+        if not fitted.candidates:
+            raise InputError("no usable records in the data" + most_common_issue(fitted.issues))
+        outcome = pipeline.score(fitted, run_name)
+    finally:
+        pipeline.close()
+    return _tables(outcome, fitted)
+
+
+def _records(data: Any) -> list[Any]:
+    """The records of a DataFrame (missing values as None), a Dataset, or a list; anything else is refused."""
+    if type(data).__name__ == "DataFrame" and hasattr(data, "to_dict"):  # pandas, without importing it
+        frame = data.astype(object)
+        return frame.where(frame.notna(), None).to_dict("records")
+    if type(data).__name__ == "Dataset" and hasattr(data, "to_list"):  # datasets.Dataset
+        return data.to_list()
+    if isinstance(data, list | tuple):
+        return list(data)
+    raise UsageError(f"evaluate() takes a pandas DataFrame, a datasets.Dataset or a list of dicts, not a "
+                     f"{type(data).__name__}")
+
+
+def _tables(outcome: RunOutcome, loaded: LoadedInput) -> Evaluation:
+    import pandas as pd
+
+    from . import runs
+
+    summaries = pd.DataFrame([{"doc_id": s.doc_id, "system": s.system, "n_sentences": s.n_sentences,
+                               **{m: _number(s.values.get(m)) for m in METRICS}, "undefined": s.undefined}
+                              for s in outcome.summaries])
+    systems = pd.DataFrame([{"system": s.system, "n_summaries": s.n_summaries,
+                             **{m: _number(s.metrics[m].mean) if m in s.metrics else math.nan for m in METRICS}}
+                            for s in outcome.systems]).set_index("system")
+    table = ScoreTable.from_run(runs.open(outcome.run_dir))
+    rows = []
+    for metric in METRICS:
+        comparison = compare(table, metric)
+        rows += [{"metric": metric, "system": m.system, "mean": m.mean, "low": _number(m.low), "high": _number(m.high),
+                  "documents": len(comparison.documents)} for m in comparison.means]
+    intervals = pd.DataFrame(rows, columns=["metric", "system", "mean", "low", "high", "documents"])
+    return Evaluation(outcome.run_dir, summaries, systems, intervals, loaded.issues, outcome)
+
+
+def _number(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+@contextlib.contextmanager
+def _progress_bar(label: str, total: int) -> Iterator[Callable[..., None]]:
+    """A tqdm widget in a notebook with ipywidgets, a text bar elsewhere (tqdm.auto would warn without them)."""
+    try:
+        import ipywidgets  # noqa: F401
+        from tqdm.auto import tqdm
+    except ImportError:
+        from tqdm import tqdm
+
+    with tqdm(total=total, desc=label) as bar:
+        def advance(n: int, detail: str = "") -> None:
+            bar.update(n)
+            if detail:
+                bar.set_postfix_str(detail)
+        yield advance
+
