@@ -1,12 +1,13 @@
 """Side by side with the tools people use today: one judge server, every tool, the same summaries.
 
     python3 -m venv .venv-peers && .venv-peers/bin/pip install -r benchmarks/peers-requirements.txt
-    .venv/bin/python benchmarks/peers.py --data ../shared/eval-data [--serve qwen2.5-coder-1.5b-vllm |
+    .venv/bin/python benchmarks/peers.py --data ../shared/eval-data [--serve qwen2.5-coder-1.5b-vllm-cpu |
         --server http://127.0.0.1:8000/v1 --model NAME] [--documents 2] [--settings 1,8,25]
         [--tools scaffold_local,finesure,geval,deepeval,ragas,scaffold_local_engine] [--out benchmarks/results/peers_cpu]
 
-Starts one OpenAI-compatible server (`scaffold-local serve` with a vLLM config; on a GPU machine
-point --server at any server with a larger judge instead), puts a counting proxy in front of it
+Starts one OpenAI-compatible server (`scaffold-local serve` with a vLLM config: the CPU judge in float32
+by default; on a GPU machine `--serve qwen2.5-coder-1.5b-vllm` (bfloat16), or --server pointed at any
+server with a larger judge, e.g. `vllm serve Qwen/Qwen2.5-7B-Instruct`), puts a counting proxy in front of it
 (peer_tools/ledger.py), and runs every tool through it on the same REALSumm documents (test half,
 seeded), at 1, 8 and 25 summaries per document: judge calls, prompt and output tokens, wall seconds
 per summary, the tool's own failures by kind (unparsable outputs, exceptions) and failed calls. Then
@@ -230,7 +231,7 @@ def markdown(result: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="the evaluation-data folder (realsumm/realsumm.jsonl)")
-    parser.add_argument("--serve", default="qwen2.5-coder-1.5b-vllm", help="a vLLM config to serve (default)")
+    parser.add_argument("--serve", default="qwen2.5-coder-1.5b-vllm-cpu", help="a vLLM config to serve")
     parser.add_argument("--server", help="an OpenAI-compatible server's base URL instead of starting one")
     parser.add_argument("--model", help="with --server: the served model's name")
     parser.add_argument("--judge-config", help="the config whose judgment settings scaffold_local uses (method "
