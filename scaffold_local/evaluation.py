@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +67,10 @@ def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Pat
         fitted = fit_context(pipeline.judge, loaded).loaded
         if not fitted.candidates:
             raise InputError("no usable records in the data" + most_common_issue(fitted.issues))
+        skipped = [issue for issue in fitted.issues if issue.severity == "error"]
+        if skipped:  # shown by a notebook; the rest is scored
+            warnings.warn(f"{len(skipped)} record(s) not scored, all in result.issues; the first: {skipped[0]}",
+                          stacklevel=2)
         outcome = pipeline.score(fitted, run_name)
     finally:
         pipeline.close()
@@ -73,10 +79,13 @@ def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Pat
 
 def _records(data: Any) -> list[Any]:
     """The records of a DataFrame (missing values as None), a Dataset, or a list; anything else is refused."""
-    if type(data).__name__ == "DataFrame" and hasattr(data, "to_dict"):  # pandas, without importing it
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
         frame = data.astype(object)
         return frame.where(frame.notna(), None).to_dict("records")
-    if type(data).__name__ == "Dataset" and hasattr(data, "to_list"):  # datasets.Dataset
+    datasets = sys.modules.get("datasets")  # a Dataset's owner is imported already: no second of importing it here
+    if datasets is not None and isinstance(data, datasets.Dataset):
         return data.to_list()
     if isinstance(data, list | tuple):
         return list(data)

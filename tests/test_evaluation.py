@@ -57,7 +57,8 @@ def test_intervals_are_over_documents_and_hold_the_mean(tmp_path):
 def test_a_bad_record_is_named_and_skipped_and_the_rest_is_scored(tmp_path):
     frame = pd.DataFrame([*RECORDS, {"doc_id": "factory", "document": RECORDS[0]["document"], "system": "empty",
                                      "summary": None}])
-    result = _evaluate(frame, tmp_path / "store")
+    with pytest.warns(UserWarning, match=f"1 record\\(s\\) not scored.*record {len(RECORDS) + 1}"):
+        result = _evaluate(frame, tmp_path / "store")
     assert len(result.summaries) == len(RECORDS)
     [issue] = [i for i in result.issues if i.severity == "error"]
     assert (issue.record, issue.field) == (len(RECORDS) + 1, "summary") and "record skipped" in issue.message
