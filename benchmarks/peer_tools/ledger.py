@@ -51,7 +51,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class CountingProxy:
-    def __init__(self, upstream: str, timeout_s: float = 900.0):
+    def __init__(self, upstream: str, timeout_s: float = 3600.0):
         self.upstream = upstream.rstrip("/")  # the server's base URL, ending in /v1
         self.tallies: dict[str, Tally] = {}
         self._lock = threading.Lock()

@@ -49,12 +49,13 @@ Tool = Callable[[list[dict[str, Any]], str, str], ToolScores]  # (documents, bas
 
 def scaffold_local(documents: list[dict[str, Any]], base_url: str, model: str, judge_config: str) -> ToolScores:
     """The package through its hosted backend, with the judgment settings (method version, decision
-    threshold, limits, budgets) of `judge_config`, the config the server serves."""
+    threshold, limits, budgets) of `judge_config`, the config the server serves. Every tool waits up to an
+    hour for a call (a slow CPU server answers a long extraction in minutes), so no tool's row is a timeout's."""
     def hosted(work: Path) -> str:
         path = work / "hosted.toml"
         path.write_text(f'extends = "{judge_config}"\nname = "{judge_config}-hosted"\nbackend = "openai"\n'
                         f'model = "{model}"\nstructured_outputs = "server"\n\n[engine]\nbase_url = "{base_url}"\n'
-                        'concurrency = 16\nresponse_format = "json_schema"\n', encoding="utf-8")
+                        'concurrency = 16\nresponse_format = "json_schema"\ntimeout_s = 3600\n', encoding="utf-8")
         return str(path)
 
     return _score_with_package(documents, hosted)
@@ -94,7 +95,7 @@ def _score_with_package(documents: list[dict[str, Any]], config_in: Callable[[Pa
 # ---------------------------------------------------------------- hand-rolled peers: one chat call, JSON out
 
 
-def chat(base_url: str, model: str, prompt: str, max_tokens: int = 1024, timeout_s: float = 900.0) -> str:
+def chat(base_url: str, model: str, prompt: str, max_tokens: int = 1024, timeout_s: float = 3600.0) -> str:
     """One chat completion (temperature 0), as a hand-rolled script makes it."""
     body = {"model": model, "messages": [{"role": "user", "content": prompt}], "temperature": 0.0,
             "max_tokens": max_tokens}
