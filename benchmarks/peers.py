@@ -39,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 
 from benchmarks.peer_tools import tools  # noqa: E402
 from benchmarks.peer_tools.ledger import CountingProxy  # noqa: E402
+from scaffold_local.backends.vllm import served_model_name  # noqa: E402
+from scaffold_local.config import ModelConfig  # noqa: E402
 from scaffold_local.metaeval.agreement import correlation_table  # noqa: E402
 from scaffold_local.metaeval.data import load  # noqa: E402
 from scaffold_local.provenance import cpu_info  # noqa: E402
@@ -125,10 +127,13 @@ def documents_for(data: Path, n_documents: int, per_document: int) -> list[dict[
     return load(data, "realsumm", limit=n_documents, split="test", per_document=per_document)
 
 
-def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy, model: str, setting: int,
+IN_PROCESS = {"scaffold_local_engine"}  # no server: measured after it has stopped (memory for one judge at a time)
+
+
+def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy | None, model: str, setting: int,
             peers_python: str | None, judge_config: str, dataset: str = "realsumm") -> dict[str, Any]:
     label = f"{tool}-{dataset}-{setting}"
-    url = proxy.url(label)
+    url = proxy.url(label) if proxy else ""
     started = time.perf_counter()
     if tool in LIBRARIES:
         if not peers_python:
@@ -142,7 +147,7 @@ def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy, mo
     else:
         scores = getattr(tools, tool)(documents, url, model)
     seconds = time.perf_counter() - started
-    tally = proxy.tally(label).as_dict()
+    tally = proxy.tally(label).as_dict() if proxy else {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
     if scores.counted is not None:  # no HTTP to count: the run's own records
         tally.update(calls=scores.counted["requests"], prompt_tokens=scores.counted["prompt_tokens"],
                      completion_tokens=scores.counted["completion_tokens"])
@@ -247,47 +252,52 @@ def main() -> None:
     chosen = [t for t in TOOLS if t in args.tools.split(",")]
     settings = sorted(int(s) for s in args.settings.split(","))
 
-    server = None
-    if args.server:
-        base_url, model = args.server.rstrip("/"), args.model
-    else:
-        server = JudgeServer(args.serve, args.out.with_suffix(".server.log"))
-        base_url, model = server.base_url, server.wait_ready()
     # Each finished row is kept at once, so an interrupted run resumes with the rows still to measure.
     done_path = args.out.with_suffix(".rows.jsonl")
     done_path.parent.mkdir(parents=True, exist_ok=True)
     done = [json.loads(line) for line in done_path.read_text().splitlines()] if done_path.is_file() else []
+    frank = load(args.data, "frank", limit=args.frank, split="test") if args.frank else []
+    todo = [(tool, setting, "realsumm") for setting in settings for tool in chosen]
+    todo += [(tool, 0, "frank") for tool in chosen if tool in FAITHFULNESS and frank]
+    model = args.model if args.server else served_model_name(ModelConfig.load(args.serve).model)
     rows = [r for r in done if r.get("model") == model and r.get("documents") == args.documents]
+    todo = [(tool, setting, dataset) for tool, setting, dataset in todo
+            if not any(r["tool"] == tool and r["setting"] == setting and r.get("dataset", "realsumm") == dataset
+                       for r in rows)]
+    server = None
+    if args.server:
+        base_url = args.server.rstrip("/")
+    elif any(tool not in IN_PROCESS for tool, _, _ in todo):
+        server = JudgeServer(args.serve, args.out.with_suffix(".server.log"))
+        base_url, published = server.base_url, server.wait_ready()
+        if published != model:
+            raise RuntimeError(f"the server publishes {published!r}, not {model!r}")
+    else:
+        base_url = ""
+
+    def run(tool: str, setting: int, dataset: str, proxy: CountingProxy | None) -> None:
+        documents = frank if dataset == "frank" else documents_for(args.data, args.documents, setting)
+        print(f"{tool}: {dataset}, {len(documents)} documents x {setting or 'all'} summaries ...", file=sys.stderr,
+              flush=True)
+        row = {**measure(tool, documents, proxy, model, setting, args.peers_python, args.judge_config or args.serve,
+                         dataset), "model": model, "documents": args.documents}
+        rows.append(row)
+        with done_path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+
     try:
         with CountingProxy(base_url) as proxy:
-            for setting in settings:
-                documents = documents_for(args.data, args.documents, setting)
-                for tool in chosen:
-                    if any(r["tool"] == tool and r["setting"] == setting and r.get("dataset", "realsumm") == "realsumm"
-                           for r in rows):
-                        continue
-                    print(f"{tool}: {args.documents} documents x {setting} summaries ...", file=sys.stderr, flush=True)
-                    row = {**measure(tool, documents, proxy, model, setting, args.peers_python,
-                                     args.judge_config or args.serve), "model": model, "documents": args.documents}
-                    rows.append(row)
-                    with done_path.open("a", encoding="utf-8") as f:
-                        f.write(json.dumps(row) + "\n")
-            frank = load(args.data, "frank", limit=args.frank, split="test") if args.frank else []
-            for tool in [t for t in chosen if t in FAITHFULNESS and frank]:
-                if any(r["tool"] == tool and r.get("dataset") == "frank" for r in rows):
-                    continue
-                print(f"{tool}: FRANK, {args.frank} documents ...", file=sys.stderr, flush=True)
-                row = {**measure(tool, frank, proxy, model, 0, args.peers_python, args.judge_config or args.serve,
-                                 dataset="frank"), "model": model, "documents": args.documents}
-                rows.append(row)
-                with done_path.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps(row) + "\n")
+            for tool, setting, dataset in todo:
+                if tool not in IN_PROCESS:
+                    run(tool, setting, dataset, proxy)
     finally:
         if server is not None:
             server.stop()
+    for tool, setting, dataset in todo:  # the judge in this process, the server's memory given back
+        if tool in IN_PROCESS:
+            run(tool, setting, dataset, None)
     largest = documents_for(args.data, args.documents, max(settings))
     kept = [r for r in rows if r["tool"] in chosen and (r["setting"] in settings or r.get("dataset") == "frank")]
-    frank_documents = load(args.data, "frank", limit=args.frank, split="test") if args.frank else []
     result = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]), "model": model, "machine": cpu_info(),
         "settings": settings, "tools": chosen,
@@ -295,7 +305,7 @@ def main() -> None:
         "agreement": {r["tool"]: agreement(r, largest) for r in kept
                       if r.get("dataset", "realsumm") == "realsumm" and r["setting"] == max(settings) and "scores" in r},
         "frank_documents": args.frank,
-        "frank_agreement": {r["tool"]: frank_agreement(r, frank_documents) for r in kept
+        "frank_agreement": {r["tool"]: frank_agreement(r, frank) for r in kept
                             if r.get("dataset") == "frank" and "faithfulness" in r},
     }
     at8 = {r["tool"]: r["s_per_summary"] for r in kept

@@ -22,7 +22,7 @@ from scaffold_local import ModelConfig, Pipeline, load_input
 from scaffold_local.metaeval.data import split_of
 from scaffold_local.store import ScaffoldStore
 
-from .helpers import hosted_config_file, minimal_instance, send_reply, serve
+from .helpers import RESPONDER_CONFIG, hosted_config_file, minimal_instance, send_reply, serve
 
 
 def _tokens(text: str) -> int:
@@ -181,3 +181,23 @@ def test_the_benchmark_script_end_to_end_on_a_loopback_server(tmp_path, monkeypa
         assert len(out.with_suffix(".rows.jsonl").read_text().splitlines()) == 5
     finally:
         server.shutdown()
+
+
+def test_the_in_process_row_alone_starts_no_server(tmp_path, monkeypatch):
+    """Only the in-process row to measure: no judge server is started (this machine holds one judge at a
+    time); the row counts the responder's requests from its run records."""
+    data = tmp_path / "data"
+    (data / "realsumm").mkdir(parents=True)
+    docs = [{"doc_id": d, "document": "Alpha opened a plant. It has 200 workers.", "keyfacts": ["Alpha opened a plant"],
+             "summaries": [{"system": "s0", "summary": "Alpha opened a plant.", "human": {"litepyramid_recall": 1.0}}]}
+            for d in _test_half_ids(1)]
+    (data / "realsumm" / "realsumm.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    monkeypatch.setattr(peers, "JudgeServer", None)  # starting one would fail the test
+    out = tmp_path / "peers"
+    monkeypatch.setattr(sys, "argv", ["peers.py", "--data", str(data), "--serve", str(RESPONDER_CONFIG), "--documents",
+                                      "1", "--settings", "1", "--tools", "scaffold_local_engine", "--frank", "0",
+                                      "--out", str(out)])
+    peers.main()
+    [row] = json.loads(out.with_suffix(".json").read_text())["rows"]
+    assert (row["tool"], row["model"], row["summaries"]) == ("scaffold_local_engine", "responder", 1)
+    assert row["calls"] > 0 and row["prompt_tokens"] > 0 and row["scored"] == 1
