@@ -50,12 +50,12 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def peer_answer(prompt: str) -> str:
-    """What the hand-rolled peers are answered, computed from their prompts: G-Eval a 4; FineSurE
+    """What the hand-rolled peers are answered, computed from their prompts: G-Eval a 4 after a sentence; FineSurE
     "no error" for every summary sentence and "Yes" for every key fact; garbage where asked."""
     if "[[garble]]" in prompt:
         return "I cannot answer that."
-    if prompt.rstrip().endswith("- Relevance:"):
-        return " 4"
+    if prompt.rstrip().endswith("- Relevance:"):  # as a small model answers: a sentence (with a number) first
+        return "Following the 3 evaluation steps, I rate the summary as follows:\n\nRelevance: 4"
     if sentences := re.search(r"Summary with (\d+) sentences:", prompt):
         return json.dumps([{"sentence": "s", "reason": "r", "category": "no error"}] * int(sentences.group(1)))
     if keyfacts := re.search(r"(\d+) key facts:", prompt):

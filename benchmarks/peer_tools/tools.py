@@ -179,19 +179,20 @@ GEVAL_RELEVANCE = _prompt("geval_relevance.txt")
 
 
 def geval(documents: list[dict[str, Any]], base_url: str, model: str) -> ToolScores:
-    """G-Eval's relevance prompt (Liu et al., 2023, its SummEval prompt), the first 1-5 digit of the
-    answer as the score."""
+    """G-Eval's relevance prompt (Liu et al., 2023, its SummEval prompt); the score is the number after
+    "Relevance:" in the answer, else its first digit 1-5. Up to 64 tokens: a small model writes a
+    sentence before the number ("Based on the evaluation criteria ... Relevance: 4")."""
     out = ToolScores(note="one greedy answer per summary (G-Eval samples 20 and averages)")
     for doc in documents:
         for s in doc["summaries"]:
             try:
                 answer = chat(base_url, model, fill(GEVAL_RELEVANCE, document=doc["document"], summary=s["summary"]),
-                              max_tokens=8)
+                              max_tokens=64)
             except httpx.HTTPError as exc:
                 out.failures[type(exc).__name__] += 1
                 continue
-            digit = re.search(r"[1-5]", answer)
+            digit = re.search(r"Relevance\W*([1-5])", answer, re.I) or re.search(r"\b([1-5])\b", answer)
             if digit is None:
                 out.failures["no score in the answer"] += 1
-            out.scores[(doc["doc_id"], s["system"])] = float(digit.group()) if digit else None
+            out.scores[(doc["doc_id"], s["system"])] = float(digit.group(1)) if digit else None
     return out
