@@ -182,6 +182,8 @@ def _spearman(table: list[dict[str, Any]], level: str, aggregation: str | None =
         if r["level"] == level and (aggregation is None or r.get("aggregation", "").startswith(aggregation)):
             if r["spearman"] is None:
                 return "undefined"
+            if r["spearman_low95"] is None:  # intervals resample documents: one document gives none
+                return f"{r['spearman']:.3f} (n={r.get('n', '?')}, {r.get('documents', '?')} document)"
             return f"{r['spearman']:.3f} [{r['spearman_low95']:.3f}, {r['spearman_high95']:.3f}]"
     return "-"
 
@@ -249,7 +251,7 @@ def main() -> None:
                         else None, help="the Python of the peers' environment (DeepEval, Ragas)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/peers_cpu"))
     args = parser.parse_args()
-    chosen = [t for t in TOOLS if t in args.tools.split(",")]
+    chosen = [t for t in dict.fromkeys(args.tools.split(",")) if t in TOOLS]  # in the order given: cheap ones first
     settings = sorted(int(s) for s in args.settings.split(","))
 
     # Each finished row is kept at once, so an interrupted run resumes with the rows still to measure.

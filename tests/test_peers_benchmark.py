@@ -201,3 +201,12 @@ def test_the_in_process_row_alone_starts_no_server(tmp_path, monkeypatch):
     [row] = json.loads(out.with_suffix(".json").read_text())["rows"]
     assert (row["tool"], row["model"], row["summaries"]) == ("scaffold_local_engine", "responder", 1)
     assert row["calls"] > 0 and row["prompt_tokens"] > 0 and row["scored"] == 1
+
+
+def test_a_correlation_over_one_document_is_shown_without_an_interval():
+    from scaffold_local.metaeval.agreement import POOLED
+
+    row = {"level": "summary", "aggregation": POOLED, "spearman": 0.5, "spearman_low95": None, "spearman_high95": None,
+           "n": 8, "documents": 1}
+    assert peers._spearman([row], "summary", POOLED[:6]) == "0.500 (n=8, 1 document)"
+    assert peers._spearman([{**row, "spearman_low95": 0.1, "spearman_high95": 0.8}], "summary") == "0.500 [0.100, 0.800]"
