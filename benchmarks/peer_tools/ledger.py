@@ -10,6 +10,7 @@ own accounting is never trusted: every peer is counted here, the same way.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections import Counter
@@ -48,6 +49,12 @@ def request_shape(body: dict[str, Any]) -> str:
 class _Server(ThreadingHTTPServer):
     request_queue_size = 128  # tools send many requests at once
     daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A tool that closed its connection (a client ending with idle keep-alive connections, or giving
+        up on a call) is no error of the proxy's: no traceback in the benchmark's output."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class CountingProxy:
