@@ -199,7 +199,7 @@ def markdown(result: dict[str, Any]) -> str:
              "| --- | --- | --- | --- | --- | --- |"]
     for tool in result["tools"]:
         rows = {r["setting"]: r for r in result["rows"] if r["tool"] == tool and r.get("dataset", "realsumm") == "realsumm"}
-        largest = rows.get(max(settings), {})
+        largest = rows[max(rows)] if rows else {}  # calls, tokens and agreement: the largest setting measured
         if "skipped" in largest:
             lines.append(f"| {tool} | {largest['skipped']} | | | | |")
             continue
@@ -250,6 +250,8 @@ def main() -> None:
     parser.add_argument("--peers-python", default=".venv-peers/bin/python" if Path(".venv-peers/bin/python").exists()
                         else None, help="the Python of the peers' environment (DeepEval, Ragas)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/peers_cpu"))
+    parser.add_argument("--table", help="the tools the tables show, measured in this run or before [default: --tools]; "
+                        "a tool missing a setting shows '-' there, and its agreement is over its largest setting")
     args = parser.parse_args()
     chosen = [t for t in dict.fromkeys(args.tools.split(",")) if t in TOOLS]  # in the order given: cheap ones first
     settings = sorted(int(s) for s in args.settings.split(","))
@@ -298,14 +300,16 @@ def main() -> None:
     for tool, setting, dataset in todo:  # the judge in this process, the server's memory given back
         if tool in IN_PROCESS:
             run(tool, setting, dataset, None)
-    largest = documents_for(args.data, args.documents, max(settings))
-    kept = [r for r in rows if r["tool"] in chosen and (r["setting"] in settings or r.get("dataset") == "frank")]
+    shown = [t for t in dict.fromkeys(args.table.split(",")) if t in TOOLS] if args.table else chosen
+    kept = [r for r in rows if r["tool"] in shown and (r["setting"] in settings or r.get("dataset") == "frank")]
+    measured = [r for r in kept if r.get("dataset", "realsumm") == "realsumm" and "scores" in r]
+    largest = {r["tool"]: r for r in sorted(measured, key=lambda r: r["setting"])}  # each tool's largest setting
     result = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]), "model": model, "machine": cpu_info(),
-        "settings": settings, "tools": chosen,
+        "settings": settings, "tools": shown,
         "rows": kept,
-        "agreement": {r["tool"]: agreement(r, largest) for r in kept
-                      if r.get("dataset", "realsumm") == "realsumm" and r["setting"] == max(settings) and "scores" in r},
+        "agreement": {t: agreement(r, documents_for(args.data, args.documents, r["setting"]))
+                      for t, r in largest.items()},
         "frank_documents": args.frank,
         "frank_agreement": {r["tool"]: frank_agreement(r, frank) for r in kept
                             if r.get("dataset") == "frank" and "faithfulness" in r},
