@@ -12,7 +12,11 @@ verdict token is its confidence; version 5 asks about one item per request (one 
 entity or summary sentence), in the paper's order, so a small judge's verdict on one item is not
 pulled along by its verdicts on the others (the summary comes before the item, so a prefix cache
 computes it once for all its items), with worked examples in its alignment and extraction prompts
-(without them the 1.5B CPU judge wrote the labels themselves as entity attributes: "main point").
+(without them the 1.5B CPU judge wrote the labels themselves as entity attributes: "main point");
+version 6 is version 5 for documents in any language: the scaffold is written in its document's
+language (detected offline, named in the extraction prompts and recorded in the scaffold) and
+summary sentences are split with the rules of their own language (text.py); its judgment
+requests are version 5's, so a decision threshold calibrated under 5 holds.
 Older versions stay selectable so that their scores can be reproduced. Metric definitions are not
 versioned: they follow METHOD.md.
 """
@@ -24,7 +28,7 @@ from typing import Any, Literal
 
 from .errors import UsageError
 
-Splitter = Literal["rules-v1", "pysbd"]
+Splitter = Literal["rules-v1", "pysbd", "pysbd-language"]
 
 # v1's names for FineSurE's error types (one of them, "grammatical", was missing).
 V1_ERROR_CATEGORIES = (
@@ -60,6 +64,9 @@ class MethodVersion:
     # One request per fact, question, entity and summary sentence instead of one per view.
     one_item_per_request: bool = False
     views: tuple[str, ...] = PAPER_VIEWS  # the scaffold views, in extraction and display order
+    # The scaffold in the document's language: its extraction prompts name the detected language.
+    in_document_language: bool = False
+    judges_like: int | None = None  # the version whose judgment requests it sends (its calibration holds)
 
     def describe(self) -> dict[str, Any]:
         """As run specs store it; the paper's views are left out, so runs made before versions named
@@ -67,6 +74,9 @@ class MethodVersion:
         described = asdict(self)
         if self.views == PAPER_VIEWS:
             del described["views"]
+        for added in ("in_document_language", "judges_like"):  # fields added with version 6
+            if not described[added]:
+                del described[added]
         return described
 
     @property
@@ -101,6 +111,8 @@ METHOD_VERSIONS = {
     4: MethodVersion(4, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True),
     5: MethodVersion(5, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
                      one_item_per_request=True),
+    6: MethodVersion(6, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
+                     one_item_per_request=True, in_document_language=True, judges_like=5),
 }
 DEFAULT_METHOD_VERSION = 2
 

@@ -13,6 +13,7 @@ is missing.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -158,12 +159,14 @@ class Pipeline:
 
     # ------------------------------------------------------------ stage 2: judgments and metrics
 
-    def score(self, loaded: LoadedInput, run_name: str | None = None, command: Sequence[str] | None = None) -> RunOutcome:
+    def score(self, loaded: LoadedInput, run_name: str | None = None, command: Sequence[str] | None = None,
+              word_budget: int | None = None) -> RunOutcome:
         if run_name is not None:
             check_run_name(run_name, "run_name")  # a name from outside: one plain folder under runs/
         spec = run_spec(self.judge, self.source, loaded, command, self.weighted_verdicts)
         run = RunFolder(self.store_root, run_name or spec.run_id or "run")
         spec, resumed = run.open(spec, self.cache)
+        spec = spec.model_copy(update={"word_budget": word_budget})
         try:
             outcome, spec = self._score(loaded, run, spec, resumed)
         except BaseException:  # a crash, Ctrl-C or a kill the process sees: the run says so
@@ -182,8 +185,13 @@ class Pipeline:
         run.write_spec(spec)
 
         candidates = sorted(loaded.candidates, key=lambda c: (c.doc_id, c.system))
-        self.judge.known_sentences.update(self.cache.sentences(
-            (c.summary for c in candidates), self.judge.splitter_version, self.judge.sentences))
+        by_language: dict[str | None, list[str]] = {}  # one group (None) unless the splitter goes by language
+        for c in candidates:
+            by_language.setdefault(self.judge.summary_language(loaded.documents[c.doc_id]), []).append(c.summary)
+        for language, texts in by_language.items():
+            splitter = self.judge.splitter_version + (f"+{language}" if language else "")
+            self.judge.known_sentences.update(self.cache.sentences(
+                texts, splitter, functools.partial(self.judge.sentences, language=language)))
         plans: dict[str, list[PlannedRequest]] = {}
         failed: dict[str, str] = {}
         for c in candidates:

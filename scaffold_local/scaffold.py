@@ -33,6 +33,9 @@ class Scaffold(BaseModel):
     notes: tuple[ScaffoldNote, ...] = ()
     assembly: int = 1  # ASSEMBLY_VERSION when built; files from before notes existed read as 1
     origin: Literal["extracted", "user"] = "extracted"  # extracted by a judge, or given in a scaffold file
+    # The document's detected language (method version 6 on); absent from the files of earlier versions.
+    language: str | None = None
+    language_probability: float | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -66,6 +69,9 @@ class Scaffold(BaseModel):
         """The stored shape: each view under its own name after the document's identity."""
         data = handler(self)
         views = data.pop("views")
+        for added in ("language", "language_probability"):
+            if data.get(added) is None:
+                data.pop(added, None)
         return {**{k: data.pop(k) for k in _HEAD}, **views, **data}
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Scaffold:

@@ -9,6 +9,12 @@ Fact Focus all refer to this split, so every module gets its sentences from `spl
    (the Golden Rules: abbreviations, initials, decimals, times, lower-case starts, CJK punctuation),
    plus one rule of ours: a full stop with no space before a capitalised word ("rose.The") ends a
    sentence when two lower-case letters precede it.
+   "pysbd-language" (method version 6) uses pysbd's rules for the text's language where pysbd has
+   them (German keeps "am 3. Oktober" and "z. B." whole), else the English rules. The language is
+   the one given (a summary is split by its document's language), else the text's own where its
+   detection is trusted (language.py); Arabic gets the English rules too (pysbd's Arabic
+   rules end a sentence at every comma "،" and colon), and, in any language, "؟" before a space
+   ends a sentence.
 3. "rules-v1" is method version 1's splitter, kept so its runs can be reproduced: a sentence ends
    at ".", "!" or "?" before whitespace and an upper-case letter, digit or opening quote, except
    after common abbreviations and single initials.
@@ -58,8 +64,8 @@ def _split_line_v1(line: str) -> list[str]:
 _MISSING_SPACE = re.compile(r"(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])")
 
 
-@lru_cache(maxsize=1)
-def _pysbd() -> Callable[[str], list[str]]:
+@lru_cache(maxsize=32)
+def _pysbd(language: str = "en") -> Callable[[str], list[str]]:
     import pysbd
 
     # pysbd calls re.sub/findall with about a thousand distinct patterns; past `re`'s cache of 512 it
@@ -67,40 +73,62 @@ def _pysbd() -> Callable[[str], list[str]]:
     # the only lever short of forking pysbd; the attribute is CPython's, so set it only where it exists.
     if getattr(re, "_MAXCACHE", 4096) < 4096:
         re._MAXCACHE = 4096  # type: ignore[attr-defined]
-    return pysbd.Segmenter(language="en", clean=False).segment
+    return pysbd.Segmenter(language=language, clean=False).segment
 
 
-def _split_line_pysbd(line: str) -> list[str]:
-    pieces = (p.strip() for segment in _pysbd()(line) for p in _MISSING_SPACE.split(segment))
+def _split_line_pysbd(line: str, language: str = "en") -> list[str]:
+    pieces = (p.strip() for segment in _pysbd(language)(line) for p in _MISSING_SPACE.split(segment))
     return [p for p in pieces if p]
 
 
-_SPLITTERS: dict[str, Callable[[str], list[str]]] = {"rules-v1": _split_line_v1, "pysbd": _split_line_pysbd}
+_ARABIC_QUESTION = re.compile(r"(?<=؟)\s+")
+_NOT_OURS = {"ar"}  # pysbd's Arabic rules split at commas ("،") and colons: the English rules instead
+
+
+def pysbd_rules(language: str | None) -> str:
+    """The pysbd rules for a language code: its own where pysbd has them, else English."""
+    from pysbd.languages import LANGUAGE_CODES
+
+    return language if language is not None and language in LANGUAGE_CODES and language not in _NOT_OURS else "en"
+
+
+def _split_line_pysbd_language(line: str, language: str) -> list[str]:
+    return [p for piece in _split_line_pysbd(line, language) for p in _ARABIC_QUESTION.split(piece) if p]
 
 
 def splitter_version(splitter: Splitter) -> str:
-    """The splitter and the version of the library behind it: what a stored split depends on."""
-    if splitter != "pysbd":
+    """The splitter and the version of the libraries behind it: what a stored split depends on."""
+    if splitter == "rules-v1":
         return f"{splitter}/{SPLIT_RULES_VERSION}"
     from importlib.metadata import version
 
-    return f"pysbd-{version('pysbd')}/{SPLIT_RULES_VERSION}"
+    from .language import detector_version
+
+    detector = f"+{detector_version()}" if splitter == "pysbd-language" else ""
+    return f"pysbd-{version('pysbd')}{detector}/{SPLIT_RULES_VERSION}"
 
 
 SPLIT_RULES_VERSION = 1  # raise when our own rules around the splitters change
 
 
-def split_sentences(text: str, splitter: Splitter = "pysbd") -> list[str]:
-    """Split text into sentences (rules in the module docstring). Empty text gives []."""
-    return list(_split(text, splitter))
+def split_sentences(text: str, splitter: Splitter = "pysbd", language: str | None = None) -> list[str]:
+    """Split text into sentences (rules in the module docstring). Empty text gives []. `language`
+    (a language code) matters to the "pysbd-language" splitter only."""
+    return list(_split(text, splitter, language if splitter == "pysbd-language" else None))
 
 
 @lru_cache(maxsize=8192)
-def _split(text: str, splitter: Splitter) -> tuple[str, ...]:
+def _split(text: str, splitter: Splitter, language: str | None) -> tuple[str, ...]:
     # pysbd takes milliseconds per text, and a summary is split for each of its requests and metrics.
-    split_line = _SPLITTERS[splitter]
-    lines = (_BULLET.sub("", line).strip() for line in text.splitlines())
-    return tuple(sentence for line in lines if line for sentence in split_line(line))
+    lines = [stripped for line in text.splitlines() if (stripped := _BULLET.sub("", line).strip())]
+    if splitter == "rules-v1":
+        return tuple(sentence for line in lines for sentence in _split_line_v1(line))
+    if splitter == "pysbd":
+        return tuple(sentence for line in lines for sentence in _split_line_pysbd(line))
+    from .language import trusted
+
+    rules = pysbd_rules(language or trusted(text))
+    return tuple(sentence for line in lines for sentence in _split_line_pysbd_language(line, rules))
 
 
 def normalize(text: str) -> str:
@@ -126,6 +154,24 @@ _STOPWORDS = frozenset(
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(f"[{HAN}]|[^\\W_{HAN}]+")
 _HAN_CHARACTER = re.compile(f"[{HAN}]")
+
+
+_KANA = "\u3040-\u30ff"
+_CJK_OR_WORD = re.compile(f"[{HAN}{_KANA}]|[^\\W_{HAN}{_KANA}]+")
+
+
+def count_words(text: str) -> int:
+    """Words as a word budget counts them: whitespace-separated tokens, except that in a token with
+    Han characters or kana each of those characters is a word (Chinese and Japanese put no spaces
+    between words; a character is how their summaries are measured), as is each run of other
+    letters or digits beside them. On text without such characters: `len(text.split())`."""
+    count = 0
+    for token in text.split():
+        count += len(_CJK_OR_WORD.findall(token)) if _CJK.search(token) else 1
+    return count
+
+
+_CJK = re.compile(f"[{HAN}{_KANA}]")
 
 
 def content_words(text: str) -> set[str]:

@@ -31,12 +31,13 @@ from .options import (
     StoreOpt,
     SummaryField,
     SystemField,
+    WordBudgetOpt,
     check_ds_scale,
     kept_in_context,
     make_pipeline,
     read_input,
 )
-from .output import console, decision, err
+from .output import console, decision, err, print_budget
 
 app = typer.Typer()
 
@@ -66,6 +67,7 @@ def score(
         help="count each fact and question by the probability of its verdict (implies --verdict-confidence; "
              "method versions 3-5; an option to compare with meta-eval, not the default)")] = False,
     ds_scale: DsScaleOpt = 10,
+    word_budget: WordBudgetOpt = None,
 ) -> None:
     """Extract scaffolds (once per document), align every summary, compute every metric.
 
@@ -91,8 +93,10 @@ def score(
         err.print(f"[yellow]note: the decision threshold of {escape(config.name)} was calibrated under method "
                   f"version {config.method_version}; under version {pipeline.method.number} its verdict words "
                   "count as they are[/yellow]", highlight=False)
+    if pipeline.source.kind == "extracted" and (note := pipeline.judge.language_note(loaded.documents.values())):
+        err.print(f"[yellow]note: {escape(note)}[/yellow]", highlight=False)
     try:
-        outcome = pipeline.score(loaded, run_name)
+        outcome = pipeline.score(loaded, run_name, word_budget=word_budget)
     finally:
         pipeline.close()
 
@@ -130,4 +134,5 @@ def print_outcome(outcome: RunOutcome, pipeline: Pipeline, ds_scale: int) -> Non
     for key, reason in outcome.failed_summaries.items():
         err.print(f"[yellow]not judged: {escape(key)}: {escape(reason)}[/yellow]")
     console.print(systems_table(outcome.systems, f"{outcome.run_dir.name}: per-system means", ds_scale))
+    print_budget(outcome.run_dir, ds_scale)
     console.print(f"run folder: {outcome.run_dir}  (systems.json/.csv, summaries.jsonl/.csv/.parquet, records.jsonl)")

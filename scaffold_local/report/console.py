@@ -10,6 +10,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ..analysis.budget import OVER, WITHIN, BudgetCompliance
+from ..language import NAMES
 from ..metrics import METRICS, SystemScores
 from ..records import Record
 from ..runs import Run
@@ -61,6 +63,22 @@ def systems_table(systems: Sequence[SystemScores], title: str = "Per-system mean
     return table
 
 
+def budget_table(budget: BudgetCompliance, ds_scale: int = 10) -> Table:
+    """Compliance with a word budget per system, then each metric's mean within / over the budget."""
+    title = f"word budget: {budget.budget} words"
+    caption = "each metric's mean over the summaries within the budget / over it (–: none)"
+    table = Table(title=title, title_justify="left", min_width=len(title), caption=caption, caption_justify="left")
+    table.add_column("metric", style="bold")
+    for s in budget.systems:
+        table.add_column(s.system, justify="right")
+    table.add_row("within budget", *(f"{s.within} of {s.summaries}" for s in budget.systems))
+    table.add_row("words: mean / most", *(f"{s.mean_words or 0:.0f} / {s.max_words or 0}" for s in budget.systems))
+    for key, by_system in budget.means.items():
+        table.add_row(_name(key, ds_scale), *(" / ".join(_fmt(by_system[s.system][group][0], key, ds_scale)
+                                                         for group in (WITHIN, OVER)) for s in budget.systems))
+    return table
+
+
 # ---------------------------------------------------------------- the evidence behind one summary
 
 
@@ -106,6 +124,9 @@ def evidence(run: Run, key: str, ds_scale: int = 10) -> Group:
     parts.append(Text("scores: " + "  ".join(f"{_name(k, ds_scale)}={_fmt(v, k, ds_scale)}"
                                             for k, v in scores.values.items())))
     parts += [Text(note, style="yellow") for note in scores.notes.values()]  # values over fewer items
+    if scaffold.language is not None:  # method version 6 on
+        parts.append(Text(f"document language: {NAMES.get(scaffold.language, scaffold.language)} "
+                          f"(detected: {scaffold.language}, p={scaffold.language_probability})", style="dim"))
     for spec, items in scaffold.each_view():
         if items and spec.prompt_items(items):
             parts.append(_verdict_table(spec, items, records.get(spec.name)))

@@ -8,7 +8,7 @@ import dataclasses
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from ..backends.base import Request, Result, Sampling
 from ..config import ModelConfig
 from ..data import Candidate, Document
+from ..language import NAMES, detect, trusted
 from ..method import MethodVersion, method_version
 from ..metrics import Judgments
 from ..prompts import PromptTemplate, load_prompts
@@ -67,15 +68,22 @@ class Judge:
         self.prompts = prompts or load_prompts(version=self.method.number, tasks=tasks_of(self.method))
         self.fingerprint = config.fingerprint()
         # The config's threshold holds for the method version it was calibrated under only.
-        calibrated = config.method_version == self.method.number
+        calibrated = config.method_version in (self.method.number, self.method.judges_like)
         self.decision_threshold = config.decision_threshold if calibrated else None
         self.known_sentences: dict[str, list[str]] = {}  # filled from the store (JudgmentCache.sentences)
         self.judgment_overhead: int | None = None  # bytes around document and summary (context_fit.py)
 
-    def sentences(self, summary: str) -> list[str]:
-        """The summary's numbered sentences under this method version's splitter."""
+    def sentences(self, summary: str, language: str | None = None) -> list[str]:
+        """The summary's numbered sentences under this method version's splitter (version 6: by the
+        rules of `language`, its document's; see `summary_language`)."""
         known = self.known_sentences.get(summary)
-        return list(known) if known is not None else split_sentences(summary, self.method.splitter)
+        return list(known) if known is not None else split_sentences(summary, self.method.splitter, language)
+
+    def summary_language(self, document: Document) -> str | None:
+        """Under a version that splits by language: the document's language where its detection is
+        trusted, by whose rules its summaries are split (a short summary is a poor sample of its own
+        language). None otherwise."""
+        return trusted(document.text) if self.method.splitter == "pysbd-language" else None
 
     @property
     def splitter_version(self) -> str:
@@ -157,10 +165,32 @@ class Judge:
             fewest, most = spec.item_counts(limits)
             variables = {"document": document.text, "min_items": fewest, "max_items": most,
                          "max_attributes": limits.max_attributes_per_entity, "entity_kinds": self.method.entity_kinds}
+            if self.method.in_document_language:
+                variables["language"] = self.document_language(document)
             planned.append(self._plan(f"{document.doc_id}/extract/{name}", spec.extract_task,
                                       spec.extraction_model(limits, self.method), self.config.budget.extraction,
                                       document.doc_id, None, variables))
         return planned
+
+    @staticmethod
+    def document_language(document: Document) -> str:
+        """The document's language as the extraction prompts name it ("German"), or "the document's own
+        language" where detection is not trusted."""
+        language = trusted(document.text)
+        return NAMES.get(language, language) if language else "the document's own language"
+
+    def language_note(self, documents: Iterable[Document]) -> str | None:
+        """Under a method version that writes every scaffold in English: the documents in other
+        languages, and the version that writes theirs in their own."""
+        if self.method.in_document_language:
+            return None
+        found = Counter(NAMES.get(code, code) for doc in documents if not doc.text.isascii()
+                        and (code := trusted(doc.text)) not in (None, "en"))
+        if not found:
+            return None
+        return (f"{sum(found.values())} documents are not in English ({', '.join(f'{n} {k}' for k, n in found.items())}): "
+                f"under method version {self.method.number} their scaffolds are written in English and summaries "
+                "are split by English rules; --method-version 6 writes each scaffold in its document's language")
 
     def scaffold_key(self, document: Document) -> str:
         """Content address: the extraction requests (document, prompts, schemas, sampling, judge)."""
@@ -181,8 +211,10 @@ class Judge:
                 continue
             views[name], view_notes = spec.assemble(record.parsed)
             notes.extend(view_notes)
+        language = detect(document.text) if self.method.in_document_language else None
         return Scaffold(key=self.scaffold_key(document), doc_id=document.doc_id, document_sha256=document.sha256,
-                        views=views, failures=failures, notes=tuple(notes), assembly=ASSEMBLY_VERSION)
+                        views=views, failures=failures, notes=tuple(notes), assembly=ASSEMBLY_VERSION,
+                        language=language and language.code, language_probability=language and language.probability)
 
     # ------------------------------------------------------------ stage 2: judgment
 
@@ -192,7 +224,7 @@ class Judge:
         one per item under method v5). A summary with no sentences needs none (see `judgments`);
         views that failed extraction or have nothing to judge are not asked about; with no scaffold,
         only the tasks that need none (the faithfulness check, the direct score) are planned."""
-        sentences = self.sentences(candidate.summary)
+        sentences = self.sentences(candidate.summary, self.summary_language(document))
         n = len(sentences)
         if n == 0:
             return []
