@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .analysis.budget import OVER, WITHIN, of_run
 from .analysis.paired import compare
 from .analysis.scores import ScoreTable
 from .config import ModelConfig
@@ -46,6 +47,8 @@ class Evaluation:
     intervals: pd.DataFrame
     issues: list[InputIssue]  # records skipped or warned about, each naming its record and field
     outcome: RunOutcome  # what the run did: requests sent and reused, tokens, failures by kind
+    # With a word budget: per system and metric, the mean within and over it, and the compliance rate.
+    budget: pd.DataFrame | None = None
 
     def __repr__(self) -> str:
         return f"{self.systems.to_string(float_format=lambda v: f'{v:.3f}', na_rep='-')}\nrun folder: {self.run_dir}"
@@ -56,7 +59,7 @@ class Evaluation:
 
 def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Path = "scaffold_store", *,
              fields: FieldMap | None = None, method_version: int | None = None, run_name: str | None = None,
-             progress: bool = True) -> Evaluation:
+             word_budget: int | None = None, progress: bool = True) -> Evaluation:
     """Score every summary in `data` (a pandas DataFrame, a `datasets.Dataset` or a list of dicts) with
     `judge` (a model config name or path, or a ModelConfig; default: the package's default judge)."""
     # One source name for all: a DataFrame and a Dataset of the same records are one run.
@@ -71,7 +74,9 @@ def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Pat
         if skipped:  # shown by a notebook; the rest is scored
             warnings.warn(f"{len(skipped)} record(s) not scored, all in result.issues; the first: {skipped[0]}",
                           stacklevel=2)
-        outcome = pipeline.score(fitted, run_name)
+        if note := pipeline.judge.language_note(fitted.documents.values()):
+            warnings.warn(note, stacklevel=2)
+        outcome = pipeline.score(fitted, run_name, word_budget=word_budget)
     finally:
         pipeline.close()
     return _tables(outcome, fitted)
@@ -104,14 +109,21 @@ def _tables(outcome: RunOutcome, loaded: LoadedInput) -> Evaluation:
     systems = pd.DataFrame([{"system": s.system, "n_summaries": s.n_summaries,
                              **{m: _number(s.metrics[m].mean) if m in s.metrics else math.nan for m in METRICS}}
                             for s in outcome.systems]).set_index("system")
-    table = ScoreTable.from_run(runs.open(outcome.run_dir))
+    run = runs.open(outcome.run_dir)
+    table = ScoreTable.from_run(run)
     rows = []
     for metric in METRICS:
         comparison = compare(table, metric)
         rows += [{"metric": metric, "system": m.system, "mean": m.mean, "low": _number(m.low), "high": _number(m.high),
                   "documents": len(comparison.documents)} for m in comparison.means]
     intervals = pd.DataFrame(rows, columns=["metric", "system", "mean", "low", "high", "documents"])
-    return Evaluation(outcome.run_dir, summaries, systems, intervals, loaded.issues, outcome)
+    compliance = of_run(run)
+    budget = None if compliance is None else pd.DataFrame(
+        [{"metric": metric, "system": s.system, "within_budget": _number(groups[WITHIN][0]),
+          "over_budget": _number(groups[OVER][0]), "compliance_rate": s.rate}
+         for metric, by_system in compliance.means.items() for s in compliance.systems
+         for groups in [by_system[s.system]]])
+    return Evaluation(outcome.run_dir, summaries, systems, intervals, loaded.issues, outcome, budget)
 
 
 def _number(value: float | None) -> float:

@@ -137,6 +137,9 @@ class RunSpec(BaseModel):
     weighted_verdicts: bool = False  # facts and questions counted by the probability of their verdicts
     decision_threshold: float | None = None  # kept when P(kept) >= it (the judge config's calibrated rule)
     scaffold_keys: dict[str, str] = Field(default_factory=dict)  # doc_id -> scaffold key
+    # Words a summary may have (`score --word-budget`): how its outputs are read, not what was judged,
+    # so not part of the run's identity; the last run of the folder sets it.
+    word_budget: int | None = None
     engines: list[dict[str, Any]] = Field(default_factory=list)
     created_at: str | None = None
     updated_at: str | None = None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..metrics import METRICS, SystemScores, system_means
 from ..runs import Run
+from .budget import BudgetCompliance, of_run
 from .items import ItemDrillDown, drill_down, item_verdicts
 from .judges import JudgeComparison, SelfConsistency, cost, item_agreement, ranking_agreement, self_consistency
 from .length import LengthEffect, length_effect
@@ -26,6 +27,7 @@ class RunAnalysis:
     drill: ItemDrillDown
     length: LengthEffect
     overall: dict[str, SystemScores]  # each system's means over all its summaries, as `score` prints them
+    budget: BudgetCompliance | None = None  # with a word budget (the run's, or one given to the analysis)
 
     @property
     def name(self) -> str:
@@ -36,7 +38,7 @@ class RunAnalysis:
         return any(s.metrics[metric].paired_left_out for s in self.overall.values())
 
 
-def analyze(run: Run, seed: int = 0) -> RunAnalysis:
+def analyze(run: Run, seed: int = 0, word_budget: int | None = None) -> RunAnalysis:
     table = ScoreTable.from_run(run)
     comparisons = {metric: compare(table, metric, seed) for metric in METRICS}
     scored = {m: c for m, c in comparisons.items() if c.means}
@@ -47,6 +49,7 @@ def analyze(run: Run, seed: int = 0) -> RunAnalysis:
         drill=drill_down(item_verdicts(run), table.systems),
         length=length_effect(table, list(scored)),
         overall={s.system: s for s in system_means(run.summaries)},  # from the summaries: old runs have them too
+        budget=of_run(run, word_budget),
     )
 
 
@@ -71,8 +74,8 @@ def _reruns_of_one_judge(runs: list[Run]) -> bool:
     return one_config and len({r.spec.judge.get("seed") for r in runs}) == len(runs)
 
 
-def analyze_runs(runs: list[Run], seed: int = 0) -> MultiRunAnalysis:
-    analyses = [analyze(run, seed) for run in runs]
+def analyze_runs(runs: list[Run], seed: int = 0, word_budget: int | None = None) -> MultiRunAnalysis:
+    analyses = [analyze(run, seed, word_budget) for run in runs]
     out = MultiRunAnalysis(analyses, seed=seed)
     if len(runs) < 2:
         return out

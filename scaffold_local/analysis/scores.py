@@ -8,6 +8,7 @@ import numpy as np
 
 from ..metrics import DIRECT_SCORE_AXES, METRICS
 from ..runs import Run
+from ..text import count_words
 
 # The best value a metric can take: shares reach 1, the direct-score grades 10.
 CEILING = {key: (10.0 if key == "ds" or key.removeprefix("ds_") in DIRECT_SCORE_AXES else 1.0) for key in METRICS}
@@ -42,7 +43,7 @@ class ScoreTable:
         words = np.full(shape, np.nan)
         for candidate in run.candidates:
             if candidate["doc_id"] in d_index and candidate["system"] in s_index:
-                words[d_index[candidate["doc_id"]], s_index[candidate["system"]]] = len(candidate["summary"].split())
+                words[d_index[candidate["doc_id"]], s_index[candidate["system"]]] = count_words(candidate["summary"])
         return cls(documents, systems, values, reasons, words)
 
     def why_missing(self, metric: str, doc: str, system: str) -> str:

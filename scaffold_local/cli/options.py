@@ -40,6 +40,9 @@ ConfidenceOpt = Annotated[bool, typer.Option(
          "confidence under method versions 3-5; under 1 and 2 it is read after the justification and is not one")]
 DsScaleOpt = Annotated[int, typer.Option(
     "--ds-scale", help="show direct scores on 1-10 (10) or on the paper's 0-1 scale (1)")]
+WordBudgetOpt = Annotated[int | None, typer.Option(
+    "--word-budget", min=1, help="words a summary may have: compliance per system, and every metric within and "
+                                 "over the budget (Chinese and Japanese: a character is a word)")]
 
 
 class Label(enum.StrEnum):

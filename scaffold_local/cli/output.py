@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import NoReturn
 
 import typer
@@ -47,6 +48,17 @@ def print_issues(issues: list[InputIssue], prefix: str = "") -> None:
     if len(issues) > SHOWN_ISSUES:
         err.print(f"[yellow]... and {len(issues) - SHOWN_ISSUES:,} more input issues (all of them in the run "
                   f"folder's input_issues.jsonl){escape(most_common_issue(issues))}[/yellow]", highlight=False)
+
+
+def print_budget(run_dir: Path, ds_scale: int) -> None:
+    """A run's word-budget table, where it was scored with a budget."""
+    from .. import runs
+    from ..analysis.budget import of_run
+    from ..report import budget_table
+
+    budget = of_run(runs.open(run_dir))
+    if budget is not None:
+        console.print(budget_table(budget, ds_scale))
 
 
 def decision(threshold: float | None) -> str:

@@ -10,6 +10,7 @@ import typer
 from .. import runs
 from ..analysis.run_analysis import analyze_runs
 from ..report.html import write_report
+from .options import WordBudgetOpt
 from .output import console
 
 app = typer.Typer()
@@ -25,13 +26,14 @@ def report(
         help="also log each run's metrics, intervals and this report to MLflow: a tracking folder or URI "
              "(needs scaffold-local[mlflow])")] = None,
     mlflow_experiment: Annotated[str, typer.Option(help="the MLflow experiment")] = "scaffold_local",
+    word_budget: WordBudgetOpt = None,
 ) -> None:
     """Write the analysis of runs: an offline HTML page with plots, and every table as JSON, CSV and Parquet."""
     opened = [runs.open(path) for path in run_dirs]
     for run in opened:
         _ = run.systems  # a run that has not finished scoring says so here
     target = out or (run_dirs[0] / "report" if len(run_dirs) == 1 else run_dirs[0].parent / "report")
-    analysis = analyze_runs(opened, seed)
+    analysis = analyze_runs(opened, seed, word_budget)  # a budget given here, else each run's own
     page = write_report(analysis, target)
     console.print(f"report: {page}  (tables: {target}/*.csv, *.parquet, analysis.json)", highlight=False)
     if mlflow is not None:

@@ -60,6 +60,21 @@ def run_tables(analysis: RunAnalysis) -> dict[str, Rows]:
         "length_correlation": [{"run": run, "metric": metric, "spearman_with_words": rho}
                                for metric, rho in analysis.length.spearman_with_length.items()],
         "length_by_system": [{"run": run, "system": s, "mean_words": w} for s, w in analysis.length.mean_words.items()],
+        **(_budget_tables(analysis) if analysis.budget else {}),
+    }
+
+
+def _budget_tables(analysis: RunAnalysis) -> dict[str, Rows]:
+    budget, run = analysis.budget, analysis.name
+    assert budget is not None
+    return {
+        "budget_compliance": [{"run": run, "word_budget": budget.budget, "system": s.system, "summaries": s.summaries,
+                               "within_budget": s.within, "compliance_rate": s.rate, "mean_words": s.mean_words,
+                               "max_words": s.max_words} for s in budget.systems],
+        "budget_metric_means": [{"run": run, "word_budget": budget.budget, "metric": metric, "system": system,
+                                 "group": group, "mean": mean, "summaries": n}
+                                for metric, by_system in budget.means.items() for system, groups in by_system.items()
+                                for group, (mean, n) in groups.items()],
     }
 
 
