@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .analysis.budget import OVER, WITHIN, of_run
+from .analysis.budget import OVER, WITHIN, check_budget, of_run
 from .analysis.paired import compare
 from .analysis.scores import ScoreTable
 from .config import ModelConfig
@@ -61,7 +61,9 @@ def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Pat
              fields: FieldMap | None = None, method_version: int | None = None, run_name: str | None = None,
              word_budget: int | None = None, progress: bool = True) -> Evaluation:
     """Score every summary in `data` (a pandas DataFrame, a `datasets.Dataset` or a list of dicts) with
-    `judge` (a model config name or path, or a ModelConfig; default: the package's default judge)."""
+    `judge` (a model config name or path, or a ModelConfig; default: the package's default judge).
+    With `word_budget`, `.budget` holds each system's compliance and every metric within and over it."""
+    check_budget(word_budget)  # before anything is scored
     # One source name for all: a DataFrame and a Dataset of the same records are one run.
     loaded = load_records(_records(data), fields)
     config = judge if isinstance(judge, ModelConfig) else ModelConfig.load(judge)

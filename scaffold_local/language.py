@@ -2,7 +2,7 @@
 the package, classification is deterministic and takes about a millisecond after a one-second load).
 
 Method version 6 asks the judge to write each scaffold in its document's language and splits
-sentences with the rules of the summary's language; earlier versions do neither (see method.py).
+summaries with the rules of their document's language; earlier versions do neither (method.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 UNDETERMINED = "und"  # ISO 639's code for a language that could not be determined
 # Below this probability a detection is not trusted: short Latin-script texts are often close calls
-# between neighbours (py3langid gives "Obama met Merkel in Berlin on Monday." to Dutch at 0.58).
+# (py3langid gives "Anna met Merkel in Berlin on Monday. Sales rose in 2019." to Afrikaans at 0.14).
 TRUSTED = 0.9
 
 # English names for the prompts (the judge reads "German", not "de"); other codes are named by code.
@@ -30,14 +30,15 @@ NAMES = {
 }
 
 
+def name(code: str) -> str:
+    """A language's English name, or its code where the table has none."""
+    return NAMES.get(code, code)
+
+
 @dataclass(frozen=True)
 class Detected:
     code: str  # ISO 639-1, or "und"
     probability: float
-
-    @property
-    def name(self) -> str:
-        return NAMES.get(self.code, self.code)
 
 
 @lru_cache(maxsize=1)

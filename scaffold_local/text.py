@@ -82,14 +82,15 @@ def _split_line_pysbd(line: str, language: str = "en") -> list[str]:
 
 
 _ARABIC_QUESTION = re.compile(r"(?<=؟)\s+")
-_NOT_OURS = {"ar"}  # pysbd's Arabic rules split at commas ("،") and colons: the English rules instead
+_ENGLISH_RULES_INSTEAD = {"ar"}  # pysbd's Arabic rules split at commas ("،") and colons: the English rules instead
 
 
 def pysbd_rules(language: str | None) -> str:
     """The pysbd rules for a language code: its own where pysbd has them, else English."""
     from pysbd.languages import LANGUAGE_CODES
 
-    return language if language is not None and language in LANGUAGE_CODES and language not in _NOT_OURS else "en"
+    own = language is not None and language in LANGUAGE_CODES and language not in _ENGLISH_RULES_INSTEAD
+    return language if own and language is not None else "en"
 
 
 def _split_line_pysbd_language(line: str, language: str) -> list[str]:

@@ -14,6 +14,7 @@ from scaffold_local import cli, evaluate, runs
 from scaffold_local.analysis.budget import OVER, WITHIN, budget_compliance
 from scaffold_local.analysis.scores import ScoreTable
 from scaffold_local.cli import app
+from scaffold_local.errors import UsageError
 from scaffold_local.text import count_words
 
 from .helpers import RESPONDER_CONFIG, SUMMARIES
@@ -50,7 +51,7 @@ def test_compliance_and_the_means_within_and_over_the_budget_by_hand():
     assert (b.within, b.summaries, b.rate, b.max_words) == (1, 2, 0.5, 20)
     assert budget.means["fps"]["a"] == {WITHIN: (0.5, 1), OVER: (0.9, 1)}
     assert budget.means["fps"]["b"] == {WITHIN: (0.4, 1), OVER: (None, 0)}
-    with pytest.raises(ValueError, match="positive number of words"):
+    with pytest.raises(UsageError, match="positive number of words"):
         budget_compliance(table, 0, ["fps"])
 
 
@@ -98,3 +99,6 @@ def test_evaluate_returns_the_budget_table(tmp_path):
     assert fps.loc["brief", "compliance_rate"] == 0.5
     assert evaluate(records, judge=str(RESPONDER_CONFIG), store=tmp_path, progress=False).budget is None
     assert not math.isnan(fps.loc["details", "within_budget"])
+    with pytest.raises(UsageError, match="positive number of words, not 0"):
+        evaluate(records, judge=str(RESPONDER_CONFIG), store=tmp_path / "other", word_budget=0, progress=False)
+    assert not (tmp_path / "other").exists()  # refused before anything was scored

@@ -97,19 +97,20 @@ NUMBERS = ViewSpec(
     respond=ResponderRules(respond_extract, respond_align),
     templates=Path(__file__).parent / "data" / "numbers_view",
 )
-# Method version 5 (one item per request) with the numbers view after the paper's three.
-WITH_NUMBERS = dataclasses.replace(METHOD_VERSIONS[5], number=6, views=(*PAPER_VIEWS, "numbers"))
+# The newest method version with the numbers view after the paper's three, as the next version.
+NEWEST = max(METHOD_VERSIONS)
+WITH_NUMBERS = dataclasses.replace(METHOD_VERSIONS[NEWEST], number=NEWEST + 1, views=(*PAPER_VIEWS, "numbers"))
 
 
 def scaffold_keys(config: ModelConfig) -> dict[int, str]:
     document = Document(doc_id="factory", text=FACTORY, sha256="0" * 64)
-    return {v: Judge(config, METHOD_VERSIONS[v]).scaffold_key(document) for v in range(1, 6)}
+    return {v: Judge(config, METHOD_VERSIONS[v]).scaffold_key(document) for v in range(1, NEWEST + 1)}
 
 
 @pytest.fixture
 def numbers_view(monkeypatch):
     register(NUMBERS)
-    monkeypatch.setitem(METHOD_VERSIONS, 6, WITH_NUMBERS)
+    monkeypatch.setitem(METHOD_VERSIONS, NEWEST + 1, WITH_NUMBERS)
     yield NUMBERS
     unregister("numbers")
 
@@ -119,7 +120,7 @@ def test_registering_a_view_changes_no_version_that_does_not_name_it():
     before, columns = scaffold_keys(config), list(METRICS)
     register(NUMBERS)
     try:
-        assert scaffold_keys(config) == before  # every stored scaffold of versions 1-5 is still found
+        assert scaffold_keys(config) == before  # every stored scaffold of every version is still found
         assert list(METRICS) == ["fps", "qps", "eps", "nps", *columns[3:]]  # headline scores first, in view order
     finally:
         unregister("numbers")
@@ -129,7 +130,7 @@ def test_registering_a_view_changes_no_version_that_does_not_name_it():
 def test_score_runs_end_to_end_with_a_view_defined_in_the_tests(numbers_view, small_input, tmp_path):
     store = tmp_path / "store"
     result = CliRunner().invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store),
-                                      "--method-version", "6", "--run-name", "numbers"])
+                                      "--method-version", str(NEWEST + 1), "--run-name", "numbers"])
     assert result.exit_code == 0, result.output
     assert "scaffolds: 2 extracted" in result.output and "NPS" in result.output
     run = runs.open(store / "runs" / "numbers")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import UsageError
 from ..metrics import METRICS
 from ..runs import Run
 from .scores import ScoreTable
@@ -45,9 +46,13 @@ def of_run(run: Run, budget: int | None = None) -> BudgetCompliance | None:
     return budget_compliance(table, budget, [m for m in METRICS if not np.isnan(table.values[m]).all()])
 
 
+def check_budget(budget: int | None) -> None:
+    if budget is not None and budget < 1:
+        raise UsageError(f"a word budget is a positive number of words, not {budget}")
+
+
 def budget_compliance(table: ScoreTable, budget: int, metrics: list[str]) -> BudgetCompliance:
-    if budget < 1:
-        raise ValueError(f"a word budget is a positive number of words, not {budget}")
+    check_budget(budget)
     words = table.words
     scored = ~np.isnan(words)
     within = scored & (words <= budget)

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analysis.budget import OVER, WITHIN, BudgetCompliance
-from ..language import NAMES
+from ..language import name as language_name
 from ..metrics import METRICS, SystemScores
 from ..records import Record
 from ..runs import Run
@@ -125,7 +125,7 @@ def evidence(run: Run, key: str, ds_scale: int = 10) -> Group:
                                             for k, v in scores.values.items())))
     parts += [Text(note, style="yellow") for note in scores.notes.values()]  # values over fewer items
     if scaffold.language is not None:  # method version 6 on
-        parts.append(Text(f"document language: {NAMES.get(scaffold.language, scaffold.language)} "
+        parts.append(Text(f"document language: {language_name(scaffold.language)} "
                           f"(detected: {scaffold.language}, p={scaffold.language_probability})", style="dim"))
     for spec, items in scaffold.each_view():
         if items and spec.prompt_items(items):

@@ -17,7 +17,8 @@ from pydantic import BaseModel
 from ..backends.base import Request, Result, Sampling
 from ..config import ModelConfig
 from ..data import Candidate, Document
-from ..language import NAMES, detect, trusted
+from ..language import detect, trusted
+from ..language import name as language_name
 from ..method import MethodVersion, method_version
 from ..metrics import Judgments
 from ..prompts import PromptTemplate, load_prompts
@@ -177,14 +178,14 @@ class Judge:
         """The document's language as the extraction prompts name it ("German"), or "the document's own
         language" where detection is not trusted."""
         language = trusted(document.text)
-        return NAMES.get(language, language) if language else "the document's own language"
+        return language_name(language) if language else "the document's own language"
 
     def language_note(self, documents: Iterable[Document]) -> str | None:
         """Under a method version that writes every scaffold in English: the documents in other
         languages, and the version that writes theirs in their own."""
         if self.method.in_document_language:
             return None
-        found = Counter(NAMES.get(code, code) for doc in documents if not doc.text.isascii()
+        found = Counter(language_name(code) for doc in documents if not doc.text.isascii()
                         and (code := trusted(doc.text)) not in (None, "en"))
         if not found:
             return None
