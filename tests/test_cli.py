@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from scaffold_local import cli
 from scaffold_local.cli import app
+from scaffold_local.method import METHOD_VERSIONS
 
 from .helpers import RESPONDER_CONFIG
 
@@ -116,8 +117,10 @@ def test_method_versions_share_a_store_and_show_names_the_version(small_input, t
     spec_path.write_text(json.dumps(spec))
     assert "method version 1;" in runner.invoke(app, ["show", str(runs[1])]).output
 
-    unknown = runner.invoke(app, [*args, "--method-version", "7"])
-    assert unknown.exit_code == 2 and "unknown method version 7 (known: 1, 2, 3, 4, 5)" in unknown.output
+    newest = max(METHOD_VERSIONS)
+    unknown = runner.invoke(app, [*args, "--method-version", str(newest + 1)])
+    known = ", ".join(map(str, range(1, newest + 1)))
+    assert unknown.exit_code == 2 and f"unknown method version {newest + 1} (known: {known})" in unknown.output
 
 
 def test_direct_scores_on_the_papers_0_1_scale(small_input, tmp_path):
