@@ -136,6 +136,7 @@ def test_german_japanese_and_arabic_end_to_end_on_the_embedded_model(tmp_path):
     result = runner.invoke(app, ["score", str(EXAMPLE), "-m", "smollm2-135m-llama-cpp", "--store", str(store),
                                  "--method-version", "6"])
     assert result.exit_code == 0, result.output
+    assert "llama_context" not in result.output  # the engine's notes stay out of the user's screen
     run_dir = next((store / "runs").iterdir())
     run = runs.open(run_dir)
     assert {d: run.scaffold(k).language for d, k in run.spec.scaffold_keys.items()} == {

@@ -50,8 +50,9 @@ from .tokens import TokenCounter, TokenizerTokens
 GRAMMAR_ENGINES = ("gbnf",)
 # llama.cpp logs to stderr through this logger (model loading, context sizes): the user sees our
 # progress bar, not the engine's notes; `logging.getLogger("llama-cpp-python").setLevel(logging.INFO)`
-# brings them back.
-logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
+# brings them back. CRITICAL, because llama-cpp-python reads ggml's levels one off (a warning arrives
+# as ERROR); llama.cpp's errors reach the user as exceptions.
+logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
 
 
 class LlamaCppOptions(EngineOptions):
