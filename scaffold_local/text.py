@@ -159,6 +159,7 @@ _HAN_CHARACTER = re.compile(f"[{HAN}]")
 
 _KANA = "\u3040-\u30ff"
 _CJK_OR_WORD = re.compile(f"[{HAN}{_KANA}]|[^\\W_{HAN}{_KANA}]+")
+_CJK = re.compile(f"[{HAN}{_KANA}]")
 
 
 def count_words(text: str) -> int:
@@ -170,9 +171,6 @@ def count_words(text: str) -> int:
     for token in text.split():
         count += len(_CJK_OR_WORD.findall(token)) if _CJK.search(token) else 1
     return count
-
-
-_CJK = re.compile(f"[{HAN}{_KANA}]")
 
 
 def content_words(text: str) -> set[str]:

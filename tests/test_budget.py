@@ -77,7 +77,7 @@ def test_score_show_and_report_with_a_word_budget(small_input, tmp_path):
     assert shown.exit_code == 0 and "word budget: 16 words" in shown.output
 
     report = runner.invoke(app, ["report", str(run_dir), "--out", str(tmp_path / "report"), "--word-budget", "20"])
-    assert report.exit_code == 0, report.output
+    assert report.exit_code == 0 and "word budget: 20 words" in report.output, report.output
     compliance = json.loads((tmp_path / "report" / "analysis.json").read_text())["budget_compliance"]
     assert {(r["system"], r["within_budget"], r["word_budget"]) for r in compliance} == {("brief", 2, 20), ("details", 1, 20)}
     assert "Word budget: 20 words" in (tmp_path / "report" / "report.html").read_text()

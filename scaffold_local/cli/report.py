@@ -9,6 +9,7 @@ import typer
 
 from .. import runs
 from ..analysis.run_analysis import analyze_runs
+from ..report.console import budget_table
 from ..report.html import write_report
 from .options import WordBudgetOpt
 from .output import console
@@ -35,6 +36,11 @@ def report(
     target = out or (run_dirs[0] / "report" if len(run_dirs) == 1 else run_dirs[0].parent / "report")
     analysis = analyze_runs(opened, seed, word_budget)  # a budget given here, else each run's own
     page = write_report(analysis, target)
+    for run_analysis in analysis.runs:
+        if run_analysis.budget is not None:
+            if len(opened) > 1:
+                console.print(f"{run_analysis.run.dir.name}:", highlight=False)
+            console.print(budget_table(run_analysis.budget))
     console.print(f"report: {page}  (tables: {target}/*.csv, *.parquet, analysis.json)", highlight=False)
     if mlflow is not None:
         from ..integrations.mlflow_tracking import log_analysis  # only when asked: MLflow is an optional extra
