@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from .errors import InputError
 from .text import normalize, sha256_text
@@ -35,6 +35,17 @@ class FieldMap(BaseModel):
     system: str = "system"
     reference: str | None = "reference"  # optional column; a string or a list of strings
     doc_id: str | None = "doc_id"  # optional column; without it documents are identified by content
+    # Optional column: records sharing a group hold one summary of all the group's documents.
+    group: str | None = "group"
+
+    @model_serializer(mode="wrap")
+    def _as_before_groups(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The default group field is left out: the fingerprints (and so the run ids) of inputs read
+        before groups existed stay as they were."""
+        data = handler(self)
+        if data.get("group") == "group":
+            del data["group"]
+        return data
 
 
 @dataclass(frozen=True)
@@ -65,8 +76,9 @@ class InputIssue(BaseModel):
     line: int | None = None  # CSV: the file line the row starts on (rows can span lines), where it differs
     doc_id: str | None = None  # the record's document and system, where they are known
     system: str | None = None
+    group: str | None = None  # and its group, where it has one
 
-    @field_validator("field", "message", "doc_id", "system")
+    @field_validator("field", "message", "doc_id", "system", "group")
     @classmethod
     def _writable(cls, value: str | None) -> str | None:
         # Input can smuggle lone surrogates (undecodable bytes, "\\ud800" escapes) into a message
@@ -79,13 +91,16 @@ class InputIssue(BaseModel):
             where += f" (line {self.line})"
         if self.field:
             where += f", field {self.field!r}"
-        known = [f"{name} {value!r}" for name, value in (("document", self.doc_id), ("system", self.system))
-                 if value is not None]
+        known = [f"{name} {value!r}" for name, value in (("group", self.group), ("document", self.doc_id),
+                                                         ("system", self.system)) if value is not None]
         return f"{self.severity}: {where}: {self.message}" + (f" [{', '.join(known)}]" if known else "")
 
 
 @dataclass
 class LoadedInput:
+    """Documents and summaries. A summary of a group has the group's id as its `doc_id`; `groups`
+    names each group's member documents (in `documents`), in the order the input first gave them."""
+
     source: str
     fingerprint: str  # file contents + field mapping + split
     fields: FieldMap = field(default_factory=FieldMap)
@@ -93,10 +108,35 @@ class LoadedInput:
     documents: dict[str, Document] = field(default_factory=dict)
     candidates: list[Candidate] = field(default_factory=list)
     issues: list[InputIssue] = field(default_factory=list)
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Chunked mode (long_documents.py), decided against a judge by requests.fit_context: the chunks of
+    # each document longer than its context, and for each summary of one (by candidate key) the
+    # passages its sentence check and direct score read.
+    chunks: dict[str, tuple[Document, ...]] = field(default_factory=dict)
+    excerpts: dict[str, Document] = field(default_factory=dict)
 
     @property
     def systems(self) -> list[str]:
         return list(dict.fromkeys(c.system for c in self.candidates))
+
+    def source_of(self, doc_id: str) -> Document:
+        """What a summary summarises: its document, or its group's documents as one text."""
+        if doc_id not in self.groups:
+            return self.documents[doc_id]
+        return group_document(doc_id, [self.documents[m] for m in self.groups[doc_id]])
+
+    def to_extract(self, doc_ids: Iterable[str]) -> list[Document]:
+        """What is extracted for these summaries: each document (a long one: its chunks) and each
+        group's members, once each."""
+        wanted = dict.fromkeys(m for d in doc_ids for m in self.groups.get(d, (d,)))
+        return [chunk for d in wanted for chunk in self.chunks.get(d, (self.documents[d],))]
+
+
+def group_document(group: str, members: list[Document]) -> Document:
+    """A group's documents as one text, each under a heading that names it, for the judgments that
+    read the source (the sentence check, the direct score)."""
+    text = "\n\n".join(f"Document {i} of {len(members)} ({m.doc_id}):\n{m.text}" for i, m in enumerate(members, 1))
+    return Document(doc_id=group, text=text, sha256=sha256_text(text))
 
 
 # ---------------------------------------------------------------- raw records per format
@@ -378,9 +418,10 @@ def load_records(records: Iterable[Any], fields: FieldMap | None = None, source:
 def _read_records(loaded: LoadedInput, raw_records: Iterable[RawRecord]) -> LoadedInput:
     fields = loaded.fields
     first_record_of: dict[str, int] = {}
+    group_summaries: dict[str, Candidate] = {}  # "group/system" -> the candidate its first record made
     known: dict[str, str | None] = {}  # what is known of the record being read: its document and system
 
-    def read(number: int, record: dict[str, Any]) -> Candidate:
+    def read(number: int, record: dict[str, Any]) -> Candidate | None:
         for role, name in (("document", fields.document), ("summary", fields.summary), ("system", fields.system)):
             if record.get(name) is None:
                 raise _Rejected(name, _missing(record, role, name))
@@ -405,12 +446,47 @@ def _read_records(loaded: LoadedInput, raw_records: Iterable[RawRecord]) -> Load
         first = loaded.documents.get(doc_id)
         if first and first.sha256 != sha:
             raise _Rejected(fields.document, f"doc_id {doc_id!r} was first seen with a different document text")
+        if doc_id in loaded.groups:
+            raise _Rejected(fields.doc_id or fields.document, f"doc_id {doc_id!r} is already the id of a group")
+        group = _identifier(record, fields.group) if fields.group and record.get(fields.group) is not None else ""
+        if group:
+            return read_member(number, group, doc_id, Document(doc_id=doc_id, text=document, sha256=sha),
+                               system, summary, references)
         candidate = Candidate(record=number, doc_id=doc_id, system=system, summary=summary, references=references)
         if candidate.key in first_record_of:
             raise _Rejected(fields.system, f"duplicate (document {doc_id!r}, system {system!r}) pair, "
                                            f"first seen in record {first_record_of[candidate.key]}")
-        loaded.documents.setdefault(doc_id, Document(doc_id=doc_id, text=document, sha256=sha))
+        loaded.documents.setdefault(doc_id, first or Document(doc_id=doc_id, text=document, sha256=sha))
         first_record_of[candidate.key] = number
+        return candidate
+
+    def read_member(number: int, group: str, doc_id: str, document: Document, system: str, summary: str,
+                    references: tuple[str, ...]) -> Candidate | None:
+        """A record of a group: one member document with the group's summary by one system. The first
+        record of a (group, system) pair makes the candidate; the others add members, and must repeat
+        its summary. None: the candidate exists already."""
+        assert fields.group is not None
+        known["group"] = group
+        if group in loaded.documents:
+            raise _Rejected(fields.group, f"group {group!r} is already the id of a document")
+        member_key = f"{group}/{doc_id}/{system}"
+        if member_key in first_record_of:
+            raise _Rejected(fields.system, f"duplicate (group {group!r}, document {doc_id!r}, system {system!r}), "
+                                           f"first seen in record {first_record_of[member_key]}")
+        candidate = Candidate(record=number, doc_id=group, system=system, summary=summary, references=references)
+        earlier = group_summaries.get(candidate.key)
+        if earlier is not None and earlier.summary != summary:
+            raise _Rejected(fields.summary, f"group {group!r}, system {system!r}: not the summary of record "
+                                            f"{earlier.record} (a group has one summary per system, repeated "
+                                            "in the record of each of its documents)")
+        loaded.documents.setdefault(doc_id, document)
+        members = loaded.groups.setdefault(group, ())
+        if doc_id not in members:
+            loaded.groups[group] = (*members, doc_id)
+        first_record_of[member_key] = number
+        if earlier is not None:
+            return None
+        group_summaries[candidate.key] = candidate
         return candidate
 
     for number, record, problem, line in raw_records:
@@ -420,10 +496,13 @@ def _read_records(loaded: LoadedInput, raw_records: Iterable[RawRecord]) -> Load
                 raise _Rejected(None, problem or "unreadable record")
             candidate = read(number, record)
         except _Rejected as rejected:
+            group = known.pop("group", None)
             loaded.issues.append(InputIssue(record=number, line=line, field=rejected.field_name, severity="error",
-                                            message=f"{rejected}; record skipped", **known))
+                                            message=f"{rejected}; record skipped", **known, group=group))
             continue
-        loaded.issues.extend(_warnings(record, candidate, loaded.documents[candidate.doc_id], fields, line))
+        if candidate is None:
+            continue
+        loaded.issues.extend(_warnings(record, candidate, loaded.source_of(candidate.doc_id), fields, line))
         loaded.candidates.append(candidate)
     return loaded
 

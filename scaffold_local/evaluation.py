@@ -49,6 +49,9 @@ class Evaluation:
     outcome: RunOutcome  # what the run did: requests sent and reused, tokens, failures by kind
     # With a word budget: per system and metric, the mean within and over it, and the compliance rate.
     budget: pd.DataFrame | None = None
+    # With document groups: one row per (group, member document, system): the group summary's
+    # metrics over that member's items.
+    members: pd.DataFrame | None = None
 
     def __repr__(self) -> str:
         return f"{self.systems.to_string(float_format=lambda v: f'{v:.3f}', na_rep='-')}\nrun folder: {self.run_dir}"
@@ -59,17 +62,18 @@ class Evaluation:
 
 def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Path = "scaffold_store", *,
              fields: FieldMap | None = None, method_version: int | None = None, run_name: str | None = None,
-             word_budget: int | None = None, progress: bool = True) -> Evaluation:
+             word_budget: int | None = None, chunk_tokens: int | None = None, progress: bool = True) -> Evaluation:
     """Score every summary in `data` (a pandas DataFrame, a `datasets.Dataset` or a list of dicts) with
     `judge` (a model config name or path, or a ModelConfig; default: the package's default judge).
-    With `word_budget`, `.budget` holds each system's compliance and every metric within and over it."""
+    With `word_budget`, `.budget` holds each system's compliance and every metric within and over it;
+    records with a `group` field give `.members`; `chunk_tokens` is `score --chunk-tokens`."""
     check_budget(word_budget)  # before anything is scored
     # One source name for all: a DataFrame and a Dataset of the same records are one run.
     loaded = load_records(_records(data), fields)
     config = judge if isinstance(judge, ModelConfig) else ModelConfig.load(judge)
     pipeline = Pipeline(config, Path(store), progress=_progress_bar if progress else no_progress, method=method_version)
     try:
-        fitted = fit_context(pipeline.judge, loaded).loaded
+        fitted = fit_context(pipeline.judge, loaded, chunk_tokens=chunk_tokens).loaded
         if not fitted.candidates:
             raise InputError("no usable records in the data" + most_common_issue(fitted.issues))
         skipped = [issue for issue in fitted.issues if issue.severity == "error"]
@@ -125,7 +129,10 @@ def _tables(outcome: RunOutcome, loaded: LoadedInput) -> Evaluation:
           "over_budget": _number(groups[OVER][0]), "compliance_rate": s.rate}
          for metric, by_system in compliance.means.items() for s in compliance.systems
          for groups in [by_system[s.system]]])
-    return Evaluation(outcome.run_dir, summaries, systems, intervals, loaded.issues, outcome, budget)
+    members = pd.DataFrame([{"group": r["group"], "member": r["doc_id"], "system": r["system"],
+                             **{m: _number(v) for m, v in r["values"].items()}} for r in run.member_scores]
+                           ) if run.member_scores else None
+    return Evaluation(outcome.run_dir, summaries, systems, intervals, loaded.issues, outcome, budget, members)
 
 
 def _number(value: float | None) -> float:

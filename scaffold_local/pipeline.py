@@ -14,9 +14,11 @@ is missing.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,8 @@ from .config import ModelConfig
 from .data import Candidate, Document, LoadedInput
 from .dispatch import Dispatcher, ProgressFactory, no_progress, prefix_order
 from .errors import UsageError
+from .groups import member_scores, union_scaffold
+from .long_documents import merge, with_labels
 from .method import method_version
 from .metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
 from .prompts import PromptTemplate
@@ -38,7 +42,7 @@ from .schemas import ASSEMBLY_VERSION, json_schema, schema_sha256
 from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
 from .store import JudgmentCache, RunFolder, ScaffoldStore, StoredScaffold
 from .store.runs import check_run_name, now
-from .views import direct_score
+from .views import direct_score, labelling
 
 
 @dataclass
@@ -176,9 +180,10 @@ class Pipeline:
         return outcome
 
     def _score(self, loaded: LoadedInput, run: RunFolder, spec: RunSpec, resumed: bool) -> tuple[RunOutcome, RunSpec]:
-        documents = [loaded.documents[d] for d in dict.fromkeys(c.doc_id for c in loaded.candidates)]
+        sources = {d: loaded.source_of(d) for d in dict.fromkeys(c.doc_id for c in loaded.candidates)}
         retries_before = self.dispatch.retries.copy()
-        scaffolds = self.scaffolds_for(documents)
+        scaffolds = self.document_scaffolds(loaded, sources)
+        self._add_groups(scaffolds, loaded, sources)
         retries = {"extraction": self.dispatch.retries - retries_before}
         run.write_jsonl("input_issues.jsonl", [*loaded.issues, *scaffolds.issues])
         spec = spec.model_copy(update={"scaffold_keys": {d: s.key for d, s in scaffolds.scaffolds.items()}})
@@ -187,7 +192,7 @@ class Pipeline:
         candidates = sorted(loaded.candidates, key=lambda c: (c.doc_id, c.system))
         by_language: dict[str | None, list[str]] = {}  # one group (None) unless the splitter goes by language
         for c in candidates:
-            by_language.setdefault(self.judge.summary_language(loaded.documents[c.doc_id]), []).append(c.summary)
+            by_language.setdefault(self.judge.summary_language(sources[c.doc_id]), []).append(c.summary)
         for language, texts in by_language.items():
             splitter = self.judge.splitter_version + (f"+{language}" if language else "")
             self.judge.known_sentences.update(self.cache.sentences(
@@ -199,7 +204,7 @@ class Pipeline:
             if scaffold is None:
                 failed[c.key] = scaffolds.unavailable.get(c.doc_id, "no scaffold")
             else:
-                plans[c.key] = self.judge.plan(scaffold, loaded.documents[c.doc_id], c)
+                plans[c.key] = self.judge.plan(scaffold, loaded.excerpts.get(c.key, sources[c.doc_id]), c)
         planned = [p for ps in plans.values() for p in ps]
         run.write_jsonl("requests.jsonl", [{"cache_key": p.cache_key, "request_id": p.request.id, "task": p.task,
                                             "doc_id": p.doc_id, "system": p.system} for p in planned])
@@ -210,7 +215,8 @@ class Pipeline:
             started = {**self.dispatch.engine_description, "started_at": now()}
             spec = spec.model_copy(update={"engines": [*spec.engines, started]})
 
-        summaries = [self._scores(c, scaffolds, plans[c.key], records, loaded) for c in candidates if c.key in plans]
+        scored = [self._scores(c, scaffolds, plans[c.key], records) for c in candidates if c.key in plans]
+        summaries = [summary for summary, _ in scored]
         systems = system_means(summaries)
         used = [records[p.cache_key] for p in planned if p.cache_key in records]
         usage: dict[str, Any] = {"extraction": usage_stats(scaffolds.records), "judgments": usage_stats(used),
@@ -220,7 +226,9 @@ class Pipeline:
             usage[stage]["retries"] = dict(sorted((counted + run.previous_retries(stage)).items()))
         run.write_json("usage.json", usage)
         run.write_scores(summaries, systems)
-        run.write_jsonl("candidates.jsonl", self._candidate_rows(candidates, scaffolds, failed))
+        run.write_jsonl("candidates.jsonl", self._candidate_rows(candidates, scaffolds, failed, loaded.groups))
+        if loaded.groups:
+            run.write_jsonl("member_scores.jsonl", [row for _, rows in scored for row in rows])
         run.write_jsonl("records.jsonl", used)
         outcome = RunOutcome(
             run_dir=run.dir, resumed=resumed, summaries=summaries, systems=systems,
@@ -263,22 +271,80 @@ class Pipeline:
         self.dispatch.send(pending, label, keep)
         return records, sent
 
+    def document_scaffolds(self, loaded: LoadedInput, doc_ids: Iterable[str]) -> ScaffoldSet:
+        """The scaffolds of these documents (or of a group's members), from the run's source; a long
+        document's merged from its chunks' (fit_context decided which are long)."""
+        scaffolds = self.scaffolds_for(loaded.to_extract(doc_ids))
+        self._merge_chunks(scaffolds, loaded)
+        return scaffolds
+
+    def _merge_chunks(self, scaffolds: ScaffoldSet, loaded: LoadedInput) -> None:
+        """Each long document's scaffold, merged from its chunks' and labelled for the whole document by
+        one judge pass (long_documents.py); stored under a key of its chunks' keys and the labelling
+        prompt, so a later run reuses it without a request."""
+        pending: dict[str, tuple[Scaffold, list[PlannedRequest]]] = {}
+        for doc_id, parts in loaded.chunks.items():
+            missing = [f"chunk {p.doc_id}: {scaffolds.unavailable.pop(p.doc_id, 'no scaffold')}" for p in parts
+                       if p.doc_id not in scaffolds.scaffolds]
+            chunk_scaffolds = [s for p in parts if (s := scaffolds.scaffolds.pop(p.doc_id, None)) is not None]
+            if missing:
+                scaffolds.unavailable[doc_id] = "; ".join(missing)
+                continue
+            key = hashlib.sha256(json.dumps(["chunked", self.judge.template(labelling.TASK).sha256,
+                                             *(s.key for s in chunk_scaffolds)]).encode()).hexdigest()
+            if (stored := self.scaffolds.get(key)) is not None:
+                scaffolds.scaffolds[doc_id] = stored.scaffold
+                scaffolds.records.extend(stored.records)
+                continue
+            merged = merge(loaded.documents[doc_id], chunk_scaffolds, key)
+            pending[doc_id] = (merged, self.judge.label_requests(merged, loaded.documents[doc_id]))
+        records, _ = self.answer([p for _, planned in pending.values() for p in planned], "labelling long documents")
+        for doc_id, (merged, planned) in pending.items():
+            mine = [records[p.cache_key] for p in planned if p.cache_key in records]
+            if passing := [r for r in mine if r.retryable]:  # not stored: labelled again on the next run
+                scaffolds.unavailable[doc_id] = f"labelling the merged scaffold failed, retried next run: {passing[0].error}"
+                continue
+            failed = [f"{r.request_id}: {r.validation_error or r.error}" for r in mine if r.parsed is None]
+            labels = {i: label for r in mine for i, label in (r.parsed or {}).items()}
+            scaffold = with_labels(merged, labels, "; ".join(failed))
+            self.scaffolds.put(StoredScaffold(scaffold=scaffold, records=mine))
+            scaffolds.scaffolds[doc_id] = scaffold
+            scaffolds.records.extend(mine)
+
+    def _add_groups(self, scaffolds: ScaffoldSet, loaded: LoadedInput, sources: dict[str, Document]) -> None:
+        """Each group's scaffold, the union of its members' (stored, so a run's scaffolds can be read
+        back); a group with a member without a scaffold has none, and says which member."""
+        for group in (d for d in sources if d in loaded.groups):
+            members = loaded.groups[group]
+            missing = [f"member {m}: {scaffolds.unavailable.get(m, 'no scaffold')}" for m in members
+                       if m not in scaffolds.scaffolds]
+            if missing:
+                scaffolds.unavailable[group] = "; ".join(missing)
+                continue
+            union = union_scaffold(group, sources[group].sha256, [scaffolds.scaffolds[m] for m in members])
+            self.scaffolds.put(StoredScaffold(scaffold=union, records=[]))
+            scaffolds.scaffolds[group] = union
+
     def _scores(self, candidate: Candidate, scaffolds: ScaffoldSet, planned: list[PlannedRequest],
-                records: dict[str, Record], loaded: LoadedInput) -> SummaryScores:
+                records: dict[str, Record]) -> tuple[SummaryScores, list[dict[str, Any]]]:
+        """A summary's scores and, for a group's summary, its coverage of each member document."""
         scaffold = scaffolds.scaffolds[candidate.doc_id]
         mine = self.judge.by_kind(planned, records)
         n_sentences = len(self.judge.sentences(candidate.summary))
         judgments = self.judge.judgments(scaffold, n_sentences, mine, self.weighted_verdicts)
-        return score_summary(scaffold, judgments, system=candidate.system, n_sentences=n_sentences,
-                             rouge_l_value=rouge_l(candidate.summary, candidate.references))
+        scores = score_summary(scaffold, judgments, system=candidate.system, n_sentences=n_sentences,
+                               rouge_l_value=rouge_l(candidate.summary, candidate.references))
+        members = [{"group": candidate.doc_id, **m.model_dump()}
+                   for m in member_scores(scaffold, judgments, candidate.system, n_sentences)]
+        return scores, members
 
-    def _candidate_rows(self, candidates: list[Candidate], scaffolds: ScaffoldSet,
-                        failed: dict[str, str]) -> list[dict[str, Any]]:
+    def _candidate_rows(self, candidates: list[Candidate], scaffolds: ScaffoldSet, failed: dict[str, str],
+                        groups: dict[str, tuple[str, ...]]) -> list[dict[str, Any]]:
         return [
             {"record": c.record, "doc_id": c.doc_id, "system": c.system, "summary": c.summary,
              "sentences": self.judge.sentences(c.summary), "references": list(c.references),
              "scaffold_key": scaffolds.scaffolds[c.doc_id].key if c.doc_id in scaffolds.scaffolds else None,
-             "failed": failed.get(c.key)}
+             "failed": failed.get(c.key), **({"members": list(groups[c.doc_id])} if c.doc_id in groups else {})}
             for c in candidates
         ]
 
@@ -288,6 +354,8 @@ def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command:
     """What the run is: its identity (input, judge, prompts, schemas, scaffold source) and provenance."""
     config = judge.config
     limits = config.limits
+    if loaded.chunks:
+        judge.template(labelling.TASK)  # its prompt is part of the run
     static_schemas = {spec.extract_task: schema_sha256(json_schema(spec.extraction_model(limits, judge.method)))
                       for spec in judge.views.values()}
     static_schemas[direct_score.TASK] = schema_sha256(json_schema(direct_score.direct_score_model(limits, judge.method)))
@@ -306,7 +374,8 @@ def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command:
         created_at=now(),
         command=list(command) if command is not None else sys.argv,
         counts={"documents": len(loaded.documents), "candidates": len(loaded.candidates),
-                "input_issues": len(loaded.issues)},
+                "input_issues": len(loaded.issues), **({"groups": len(loaded.groups)} if loaded.groups else {}),
+                **({"chunked_documents": len(loaded.chunks)} if loaded.chunks else {})},
         versions=package_versions(),
         platform=platform_info(),
     )

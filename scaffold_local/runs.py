@@ -56,6 +56,11 @@ class Run:
         return self._lines("candidates.jsonl")
 
     @cached_property
+    def member_scores(self) -> list[dict[str, Any]]:
+        """A grouped run's coverage of each member document by each group summary; [] without groups."""
+        return self._lines("member_scores.jsonl") if (self.dir / "member_scores.jsonl").is_file() else []
+
+    @cached_property
     def usage(self) -> dict[str, Any]:
         """Tokens, finish reasons, failures by class and engine seconds (usage.json), or {}."""
         path = self.dir / "usage.json"

@@ -36,6 +36,9 @@ class Scaffold(BaseModel):
     # The document's detected language (method version 6 on); absent from the files of earlier versions.
     language: str | None = None
     language_probability: float | None = None
+    # A group's scaffold (groups.py): the union of its members' scaffolds, each item's member document.
+    members: tuple[str, ...] = ()
+    item_sources: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -69,8 +72,8 @@ class Scaffold(BaseModel):
         """The stored shape: each view under its own name after the document's identity."""
         data = handler(self)
         views = data.pop("views")
-        for added in ("language", "language_probability"):
-            if data.get(added) is None:
+        for added in ("language", "language_probability", "members", "item_sources"):  # absent from older files
+            if data.get(added) in (None, (), {}):
                 data.pop(added, None)
         return {**{k: data.pop(k) for k in _HEAD}, **views, **data}
 

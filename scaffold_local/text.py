@@ -176,8 +176,12 @@ def count_words(text: str) -> int:
 def content_words(text: str) -> set[str]:
     """Lower-case words of three or more letters or digits in any script, and each Han character,
     without common (English) function words. On ASCII text: runs of a-z and 0-9, as always."""
-    return {w for w in _WORD.findall(text.lower())
-            if (len(w) >= 3 or _HAN_CHARACTER.match(w)) and w not in _STOPWORDS}
+    return set(content_word_list(text))
+
+
+def content_word_list(text: str) -> list[str]:
+    """`content_words` in text order, repeats kept (term frequencies for retrieval)."""
+    return [w for w in _WORD.findall(text.lower()) if (len(w) >= 3 or _HAN_CHARACTER.match(w)) and w not in _STOPWORDS]
 
 
 def overlap(part: str, whole: str) -> float:

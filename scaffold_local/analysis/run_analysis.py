@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from ..metrics import METRICS, SystemScores, system_means
 from ..runs import Run
 from .budget import BudgetCompliance, of_run
+from .groups import MemberCoverage, member_coverage
 from .items import ItemDrillDown, drill_down, item_verdicts
 from .judges import JudgeComparison, SelfConsistency, cost, item_agreement, ranking_agreement, self_consistency
 from .length import LengthEffect, length_effect
@@ -28,6 +29,7 @@ class RunAnalysis:
     length: LengthEffect
     overall: dict[str, SystemScores]  # each system's means over all its summaries, as `score` prints them
     budget: BudgetCompliance | None = None  # with a word budget (the run's, or one given to the analysis)
+    members: MemberCoverage | None = None  # a run of document groups: coverage of each member document
 
     @property
     def name(self) -> str:
@@ -50,6 +52,7 @@ def analyze(run: Run, seed: int = 0, word_budget: int | None = None) -> RunAnaly
         length=length_effect(table, list(scored)),
         overall={s.system: s for s in system_means(run.summaries)},  # from the summaries: old runs have them too
         budget=of_run(run, word_budget),
+        members=member_coverage(run),
     )
 
 

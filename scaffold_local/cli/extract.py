@@ -55,7 +55,7 @@ def extract(
     fit = fit_context(pipeline.judge, loaded)
     loaded = kept_in_context(fit.loaded, fit.issues, [pipeline.config])
     try:
-        outcome = pipeline.extract(list(loaded.documents.values()))
+        outcome = pipeline.document_scaffolds(loaded, loaded.documents)
         qualities = pipeline.check(outcome.scaffolds, loaded.documents) if check else []
     finally:
         pipeline.close()

@@ -28,6 +28,8 @@ SummaryField = Annotated[str, typer.Option(help="input field holding the candida
 SystemField = Annotated[str, typer.Option(help="input field naming the system that wrote the summary")]
 ReferenceField = Annotated[str | None, typer.Option(help="optional field with reference summaries (text or list)")]
 DocIdField = Annotated[str | None, typer.Option(help="optional field with a document id (default: content hash)")]
+GroupField = Annotated[str | None, typer.Option(
+    help="optional field with a group id: records sharing one hold one summary of all the group's documents")]
 SplitOpt = Annotated[str | None, typer.Option(help="split of a saved DatasetDict")]
 BatchOpt = Annotated[int | None, typer.Option(
     min=8, help="requests per engine call [default: the config's requests_per_call]")]
@@ -57,10 +59,11 @@ def check_ds_scale(ds_scale: int) -> None:
 
 
 def read_input(input_path: Path, document_field: str, summary_field: str, system_field: str,
-               reference_field: str | None, doc_id_field: str | None, split: str | None) -> LoadedInput:
+               reference_field: str | None, doc_id_field: str | None, split: str | None,
+               group_field: str | None = "group") -> LoadedInput:
     """The input's usable records; every record that is not, said on stderr."""
     fields = FieldMap(document=document_field, summary=summary_field, system=system_field,
-                      reference=reference_field, doc_id=doc_id_field)
+                      reference=reference_field, doc_id=doc_id_field, group=group_field)
     loaded = load_input(input_path, fields, split)
     print_issues(loaded.issues)
     if not loaded.candidates:

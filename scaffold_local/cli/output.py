@@ -50,15 +50,19 @@ def print_issues(issues: list[InputIssue], prefix: str = "") -> None:
                   f"folder's input_issues.jsonl){escape(most_common_issue(issues))}[/yellow]", highlight=False)
 
 
-def print_budget(run_dir: Path, ds_scale: int) -> None:
-    """A run's word-budget table, where it was scored with a budget."""
+def print_breakdowns(run_dir: Path, ds_scale: int) -> None:
+    """A run's word-budget table, where it was scored with a budget, and its coverage of each group and
+    member document, where its input has groups."""
     from .. import runs
     from ..analysis.budget import of_run
-    from ..report import budget_table
+    from ..analysis.groups import member_coverage
+    from ..report import budget_table, member_table
 
-    budget = of_run(runs.open(run_dir))
-    if budget is not None:
+    run = runs.open(run_dir)
+    if (budget := of_run(run)) is not None:
         console.print(budget_table(budget, ds_scale))
+    if (coverage := member_coverage(run)) is not None:
+        console.print(member_table(coverage))
 
 
 def decision(threshold: float | None) -> str:

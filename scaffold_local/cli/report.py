@@ -8,9 +8,12 @@ from typing import Annotated
 import typer
 
 from .. import runs
+from ..analysis.groups import grouped_vs_individual
 from ..analysis.run_analysis import analyze_runs
-from ..report.console import budget_table
+from ..errors import UsageError
+from ..report.console import budget_table, grouped_vs_individual_table, member_table
 from ..report.html import write_report
+from ..report.tables import grouped_vs_individual_tables, write_tables
 from .options import WordBudgetOpt
 from .output import console
 
@@ -28,6 +31,9 @@ def report(
              "(needs scaffold-local[mlflow])")] = None,
     mlflow_experiment: Annotated[str, typer.Option(help="the MLflow experiment")] = "scaffold_local",
     word_budget: WordBudgetOpt = None,
+    individual: Annotated[Path | None, typer.Option(
+        help="a run of the same documents summarised one by one, set beside the grouped run given (the "
+             "first): each system's means in both, and each member document's FC in both")] = None,
 ) -> None:
     """Write the analysis of runs: an offline HTML page with plots, and every table as JSON, CSV and Parquet."""
     opened = [runs.open(path) for path in run_dirs]
@@ -41,6 +47,15 @@ def report(
             if len(opened) > 1:
                 console.print(f"{run_analysis.run.dir.name}:", highlight=False)
             console.print(budget_table(run_analysis.budget))
+        if run_analysis.members is not None:
+            console.print(member_table(run_analysis.members))
+    if individual is not None:
+        try:
+            side = grouped_vs_individual(opened[0], runs.open(individual))
+        except ValueError as exc:
+            raise UsageError(f"--individual: {exc}") from None
+        console.print(grouped_vs_individual_table(side))
+        write_tables(grouped_vs_individual_tables(side), target, "grouped_vs_individual.json")
     console.print(f"report: {page}  (tables: {target}/*.csv, *.parquet, analysis.json)", highlight=False)
     if mlflow is not None:
         from ..integrations.mlflow_tracking import log_analysis  # only when asked: MLflow is an optional extra

@@ -22,6 +22,7 @@ from .options import (
     DocIdField,
     DocumentField,
     DsScaleOpt,
+    GroupField,
     InputArg,
     Label,
     MethodOpt,
@@ -37,7 +38,7 @@ from .options import (
     make_pipeline,
     read_input,
 )
-from .output import console, decision, err, print_budget
+from .output import console, decision, err, print_breakdowns
 
 app = typer.Typer()
 
@@ -54,6 +55,7 @@ def score(
     system_field: SystemField = "system",
     reference_field: ReferenceField = "reference",
     doc_id_field: DocIdField = "doc_id",
+    group_field: GroupField = "group",
     split: SplitOpt = None,
     batch_requests: BatchOpt = None,
     method_version: MethodOpt = None,
@@ -68,6 +70,9 @@ def score(
              "method versions 3-5; an option to compare with meta-eval, not the default)")] = False,
     ds_scale: DsScaleOpt = 10,
     word_budget: WordBudgetOpt = None,
+    chunk_tokens: Annotated[int | None, typer.Option(
+        min=64, help="score every document longer than this many tokens in chunked mode, in chunks of at most "
+                     "that many [default: only documents that do not fit the judge's context]")] = None,
 ) -> None:
     """Extract scaffolds (once per document), align every summary, compute every metric.
 
@@ -76,17 +81,21 @@ def score(
     check_ds_scale(ds_scale)
     if run_name is not None:  # before anything is read or created: the name must not lead out of <store>/runs/
         check_run_name(run_name, "--run-name")
-    loaded = read_input(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, split)
+    loaded = read_input(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, split,
+                        group_field)
     source = source_from_options(scaffolds_from, scaffold_file, default_label.value)
     pipeline = make_pipeline(model, store, batch_requests, method_version, source, verdict_confidence, weighted_verdicts)
-    fit = fit_context(pipeline.judge, loaded, extraction=pipeline.source.kind == "extracted")
+    fit = fit_context(pipeline.judge, loaded, extraction=pipeline.source.kind == "extracted", chunk_tokens=chunk_tokens)
     loaded = kept_in_context(fit.loaded, fit.issues, [pipeline.config])
     config = pipeline.config
     if first_use(store, config):
         err.print(f"first run with judge {escape(config.name)} in this store: how far its verdicts can be "
                   f"trusted is a few minutes away: scaffold-local check-judge -m {escape(model or config.name)}",
                   highlight=False)
-    err.print(f"{len(loaded.documents)} documents, {len(loaded.candidates)} summaries from {len(loaded.systems)} systems; "
+    groups = f" in {len(loaded.groups)} groups" if loaded.groups else ""
+    n_docs = len(loaded.documents)
+    err.print(f"{n_docs} document{'' if n_docs == 1 else 's'}{groups}, {len(loaded.candidates)} summaries from "
+              f"{len(loaded.systems)} systems; "
               f"judge: {config.name} ({config.backend}); method version {pipeline.method.number}; "
               f"{decision(pipeline.judge.decision_threshold)}; scaffolds: {pipeline.source.describe()}", highlight=False)
     if config.decision_threshold is not None and pipeline.judge.decision_threshold is None:
@@ -134,5 +143,5 @@ def print_outcome(outcome: RunOutcome, pipeline: Pipeline, ds_scale: int) -> Non
     for key, reason in outcome.failed_summaries.items():
         err.print(f"[yellow]not judged: {escape(key)}: {escape(reason)}[/yellow]")
     console.print(systems_table(outcome.systems, f"{outcome.run_dir.name}: per-system means", ds_scale))
-    print_budget(outcome.run_dir, ds_scale)
+    print_breakdowns(outcome.run_dir, ds_scale)
     console.print(f"run folder: {outcome.run_dir}  (systems.json/.csv, summaries.jsonl/.csv/.parquet, records.jsonl)")

@@ -12,7 +12,7 @@ from .. import runs
 from ..quality import describe_run
 from ..report import evidence, systems_table
 from .options import DsScaleOpt, check_ds_scale
-from .output import console, decision, print_budget
+from .output import console, decision, print_breakdowns
 
 app = typer.Typer()
 
@@ -33,7 +33,7 @@ def show(
         return
     spec = run.spec
     console.print(systems_table(systems, f"{run_dir.name}: per-system means", ds_scale))
-    print_budget(run_dir, ds_scale)
+    print_breakdowns(run_dir, ds_scale)
     console.print(f"judge: {spec.judge.get('name')} ({spec.judge.get('backend')}, {spec.judge.get('model')}); "
                   f"method version {spec.method_version}; {decision(spec.decision_threshold)}; "
                   f"scaffolds: {spec.scaffold_source.describe()}; "

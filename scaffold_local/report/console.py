@@ -3,7 +3,7 @@ with the judge's sentence ids and justifications. (Files for machines: store/tab
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Group
@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analysis.budget import OVER, WITHIN, BudgetCompliance
+from ..analysis.groups import GroupedVsIndividual, MemberCoverage
 from ..language import name as language_name
 from ..metrics import METRICS, SystemScores
 from ..records import Record
@@ -79,10 +80,53 @@ def budget_table(budget: BudgetCompliance, ds_scale: int = 10) -> Table:
     return table
 
 
+def member_table(coverage: MemberCoverage, metrics: Sequence[str] = ("fc", "main_fc")) -> Table:
+    """Per group: its summaries' coverage of the whole group, then of each member document's items."""
+    shown = [m for m in metrics if m in coverage.metrics]
+    title = "coverage of each group and of its member documents: " + " / ".join(METRICS[m] for m in shown)
+    caption = "a group's row: its summary over the union of its members' scaffolds; a member's: over that document's items"
+    table = Table(title=title, title_justify="left", min_width=len(title), caption=caption, caption_justify="left")
+    table.add_column("group / member", style="bold")
+    for system in coverage.systems:
+        table.add_column(system, justify="right")
+
+    def cells(values: Callable[[str], dict[str, float | None] | None]) -> list[str]:
+        return [" / ".join(_fmt((v or {}).get(m), m) for m in shown) for v in map(values, coverage.systems)]
+
+    for group in dict.fromkeys(g for g, _ in coverage.rows):
+        table.add_row(group, *cells(lambda s: coverage.groups.get((group, s))))  # noqa: B023 - used at once
+        for member in (m for g, m in coverage.rows if g == group):
+            table.add_row(f"  {member}", *cells(lambda s: coverage.values.get((group, member, s))))  # noqa: B023
+    return table
+
+
+def grouped_vs_individual_table(side: GroupedVsIndividual, ds_scale: int = 10) -> Group:
+    """Each system's means in the individual run and the grouped run, then each member document's FC
+    in its own summary and in the group summaries."""
+    title = f"individual ({side.individual_run}) vs grouped ({side.grouped_run}): mean individual / grouped"
+    means = Table(title=title, title_justify="left", min_width=len(title))
+    means.add_column("metric", style="bold")
+    for system in side.systems:
+        means.add_column(system, justify="right")
+    for m in side.metrics:
+        means.add_row(_name(m, ds_scale), *(f"{_fmt(side.individual[m][s][0], m, ds_scale)} / "
+                                            f"{_fmt(side.grouped[m][s][0], m, ds_scale)}" for s in side.systems))
+    title = "FC of each member document: in its own summary / in the group summaries"
+    members = Table(title=title, title_justify="left", min_width=len(title))
+    members.add_column("member", style="bold")
+    for system in side.systems:
+        members.add_column(system, justify="right")
+    for member in side.members:
+        members.add_row(member, *(f"{_fmt(side.member_fc[(member, s)][0], 'fc')} / "
+                                  f"{_fmt(side.member_fc[(member, s)][1][0], 'fc')}" for s in side.systems))
+    return Group(means, members)
+
+
 # ---------------------------------------------------------------- the evidence behind one summary
 
 
-def _verdict_table(spec: ViewSpec, items: tuple[Any, ...], record: Record | None) -> Table | Text:
+def _verdict_table(spec: ViewSpec, items: tuple[Any, ...], record: Record | None,
+                   sources: dict[str, str]) -> Table | Text:
     """Every judged item of one view, kept or missed, with the cited sentences and the reason."""
     verdicts = spec.read_record(record) if record is not None else None
     if record is None or verdicts is None:
@@ -98,7 +142,10 @@ def _verdict_table(spec: ViewSpec, items: tuple[Any, ...], record: Record | None
         verdict = Text("failed", style="yellow") if failed else Text("kept" if kept else "missed",
                                                                     style="green" if kept else "red")
         text = f"{item.owner}: {item.text}" if item.owner else item.text
-        table.add_row(item.id, item.label, verdict, ",".join(map(str, verdicts.cited.get(item.id, []))), text, reason)
+        if member := sources.get(item.id.split(".")[0]):  # a group's scaffold: the item's document
+            text = f"[{member}] {text}"
+        table.add_row(item.id, item.label, verdict, ",".join(map(str, verdicts.cited.get(item.id, []))), Text(text),
+                      Text(reason))  # Text: brackets in an item are not markup
     return table
 
 
@@ -127,9 +174,12 @@ def evidence(run: Run, key: str, ds_scale: int = 10) -> Group:
     if scaffold.language is not None:  # method version 6 on
         parts.append(Text(f"document language: {language_name(scaffold.language)} "
                           f"(detected: {scaffold.language}, p={scaffold.language_probability})", style="dim"))
+    if scaffold.members:
+        parts.append(Text(f"a group of {len(scaffold.members)} documents: {', '.join(scaffold.members)}; "
+                          "each item names its document", style="dim"))
     for spec, items in scaffold.each_view():
         if items and spec.prompt_items(items):
-            parts.append(_verdict_table(spec, items, records.get(spec.name)))
+            parts.append(_verdict_table(spec, items, records.get(spec.name), scaffold.item_sources))
     for name, reason in scaffold.failures.items():
         parts.append(Text(f"scaffold {name}: unavailable: {reason}", style="yellow"))
     for note in scaffold.notes:

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..analysis.groups import GroupedVsIndividual, MemberCoverage
 from ..analysis.run_analysis import MultiRunAnalysis, RunAnalysis
 from ..metrics import METRICS
 from ..store.tables import write_csv
@@ -61,7 +62,26 @@ def run_tables(analysis: RunAnalysis) -> dict[str, Rows]:
                                for metric, rho in analysis.length.spearman_with_length.items()],
         "length_by_system": [{"run": run, "system": s, "mean_words": w} for s, w in analysis.length.mean_words.items()],
         **(_budget_tables(analysis) if analysis.budget else {}),
+        **({"member_coverage": member_rows(analysis.name, analysis.members)} if analysis.members else {}),
     }
+
+
+def member_rows(run: str, coverage: MemberCoverage) -> Rows:
+    return [{"run": run, "group": group, "member": member, "system": system, **coverage.values[(group, member, system)]}
+            for group, member in coverage.rows for system in coverage.systems
+            if (group, member, system) in coverage.values]
+
+
+def grouped_vs_individual_tables(side: GroupedVsIndividual) -> dict[str, Rows]:
+    """The side-by-side of an individual and a grouped run as two tables (`report --individual`)."""
+    means = [{"metric": m, "system": s, "individual_mean": side.individual[m][s][0],
+              "individual_summaries": side.individual[m][s][1], "grouped_mean": side.grouped[m][s][0],
+              "grouped_summaries": side.grouped[m][s][1], "individual_run": side.individual_run,
+              "grouped_run": side.grouped_run} for m in side.metrics for s in side.systems]
+    members = [{"member": member, "system": s, "fc_own_summary": own, "fc_in_group_summaries": grouped,
+                "group_summaries": n} for (member, s), (own, (grouped, n)) in side.member_fc.items()]
+    return {name: [{k: _clean(v) for k, v in row.items()} for row in rows]
+            for name, rows in (("grouped_vs_individual", means), ("member_fc_grouped_vs_individual", members))}
 
 
 def _budget_tables(analysis: RunAnalysis) -> dict[str, Rows]:
@@ -100,13 +120,13 @@ def all_tables(multi: MultiRunAnalysis) -> dict[str, Rows]:
     return {name: [{k: _clean(v) for k, v in row.items()} for row in rows] for name, rows in tables.items()}
 
 
-def write_tables(tables: dict[str, Rows], out_dir: Path) -> None:
-    """analysis.json with every table, and one CSV and one Parquet file per table."""
+def write_tables(tables: dict[str, Rows], out_dir: Path, index: str = "analysis.json") -> None:
+    """`index` with every table, and one CSV and one Parquet file per table."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "analysis.json").write_text(json.dumps(tables, indent=1, ensure_ascii=False), encoding="utf-8")
+    (out_dir / index).write_text(json.dumps(tables, indent=1, ensure_ascii=False), encoding="utf-8")
     for name, rows in tables.items():
         columns = list(dict.fromkeys(k for row in rows for k in row))
         write_csv(out_dir / f"{name}.csv", rows, columns)

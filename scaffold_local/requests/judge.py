@@ -5,16 +5,18 @@ inputs of one summary. Knows prompts, schemas and the views; never an engine."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from ..backends.base import Request, Result, Sampling
+from ..backends.tokens import prompt_tokens_at_most
 from ..config import ModelConfig
 from ..data import Candidate, Document
 from ..language import detect, trusted
@@ -35,7 +37,7 @@ from ..schemas import (
     schema_text,
 )
 from ..text import split_sentences, splitter_version
-from ..views import ViewVerdicts, direct_score, judgment_kind, tasks_of, verdict_field, views_of
+from ..views import ViewSpec, ViewVerdicts, direct_score, judgment_kind, labelling, tasks_of, verdict_field, views_of
 from ..views import sentences as sentence_check
 from .confidence import CONFIDENCE_ALTERNATIVES, verdict_confidence
 from .verdicts import cited_once_each, ids_cited_twice, join_records
@@ -74,6 +76,31 @@ class Judge:
         self.known_sentences: dict[str, list[str]] = {}  # filled from the store (JudgmentCache.sentences)
         self.judgment_overhead: int | None = None  # bytes around document and summary (context_fit.py)
 
+    def template(self, task: str) -> PromptTemplate:
+        """The prompt of a task: the method version's, or (chunked mode's labelling pass, which no
+        version's prompt set holds) the newest of its own."""
+        if task not in self.prompts:
+            self.prompts = {**self.prompts, **load_prompts(tasks=(task,))}
+        return self.prompts[task]
+
+    def label_requests(self, scaffold: Scaffold, document: Document) -> list[PlannedRequest]:
+        """Chunked mode's labelling pass over a merged scaffold: every judged item, one label each for
+        the whole document. One request, or where the list is too long for one, consecutive parts
+        that each surely fit."""
+        items = tuple(i for spec, view in scaffold.each_view() if view for i in spec.judged(view))
+        if not items:
+            return []
+        title = document.text.split("\n", 1)[0][:200]
+
+        def ask(part: tuple[Any, ...], kind: str) -> PlannedRequest:
+            model = labelling.label_model(tuple(i.id for i in part))
+            budget = self.config.budget.base + labelling.TOKENS_PER_ITEM * len(part)
+            return self._plan(f"{document.doc_id}/{kind}", labelling.TASK, model, budget, document.doc_id, None,
+                              {"items": labelling.prompt_items(part), "title": title})
+
+        parts = self._fitting_parts(items, ask)
+        return [ask(part, "label_items" if len(parts) == 1 else f"label_items/{k}") for k, part in enumerate(parts, 1)]
+
     def sentences(self, summary: str, language: str | None = None) -> list[str]:
         """The summary's numbered sentences under this method version's splitter (version 6: by the
         rules of `language`, its document's; see `summary_language`)."""
@@ -99,7 +126,7 @@ class Judge:
         request = Request(
             id=request_id,
             prefix_group=doc_id,
-            messages=self.prompts[task].render(**variables),
+            messages=self.template(task).render(**variables),
             json_schema=json_schema(model),
             sampling=Sampling(max_tokens=max_tokens, temperature=c.temperature, top_p=c.top_p, seed=c.seed,
                               top_logprobs=alternatives),
@@ -114,7 +141,7 @@ class Judge:
         schema = planned.request.json_schema
         record = Record(
             request_id=planned.request.id, cache_key=planned.cache_key, task=planned.task,
-            prompt=self.prompts[planned.task].ref, schema_sha256=schema_sha256(schema) if schema else None,
+            prompt=self.template(planned.task).ref, schema_sha256=schema_sha256(schema) if schema else None,
             doc_id=planned.doc_id, system=planned.system, text=result.text, finish_reason=result.finish_reason,
             usage=result.usage.model_dump() if result.usage else None, latency_s=result.latency_s, error=result.error,
             max_tokens=planned.request.sampling.max_tokens, attempts=attempts,
@@ -244,10 +271,16 @@ class Judge:
             view = scaffold.items(name)
             parts = [(f"{name}/{item.id}", (item,)) for item in view] if method.one_item_per_request else [(name, view)]
             for kind, part in parts:
-                items = spec.prompt_items(part)
-                if items:
-                    planned.append(plan(kind, spec.align_task, spec.alignment_model(part, n, limits, method),
-                                        budget.for_items(len(items)), **{name: items}))
+                if not spec.prompt_items(part):
+                    continue
+                ask = functools.partial(self._view_request, plan, spec, n)
+                request = ask(part, kind)
+                if scaffold.item_sources and not self._surely_fits(request):
+                    # A merged scaffold (a group, a long document) can hold more items than one answer
+                    # has room for: asked in parts that each surely fit, named by their items.
+                    planned += [ask(p, f"{name}/{'+'.join(i.id for i in p)}") for p in self._fitting_parts(part, ask)]
+                else:
+                    planned.append(request)
         if task in (None, sentence_check.TASK):
             # One request for every sentence, or (method v5) one per sentence.
             checks = [(f"faithfulness/S{i}", i) for i in range(1, n + 1)] if method.one_item_per_request else \
@@ -258,6 +291,27 @@ class Judge:
             planned.append(plan("direct_score", direct_score.TASK, direct_score.direct_score_model(limits, method),
                                 budget.direct_score))
         return planned
+
+    def _view_request(self, plan: Callable[..., PlannedRequest], spec: ViewSpec, n_sentences: int,
+                      part: tuple[Any, ...], kind: str) -> PlannedRequest:
+        """The alignment request of a view's items (all, or a part)."""
+        items = spec.prompt_items(part)
+        return plan(kind, spec.align_task, spec.alignment_model(part, n_sentences, self.config.limits, self.method),
+                    self.config.budget.for_items(len(items)), **{spec.name: items})
+
+    def _surely_fits(self, planned: PlannedRequest) -> bool:
+        """Prompt + max_tokens within the context by a bound that needs no tokenizer (every token is
+        at least one byte)."""
+        tokens = prompt_tokens_at_most(planned.request.messages) + planned.request.sampling.max_tokens
+        return tokens <= self.config.max_model_len
+
+    def _fitting_parts(self, items: tuple[Any, ...], ask: Callable[[tuple[Any, ...], str], PlannedRequest]
+                       ) -> list[tuple[Any, ...]]:
+        """The items in consecutive parts, halved until each part's request surely fits (or holds one item)."""
+        if len(items) == 1 or self._surely_fits(ask(items, "part")):
+            return [items]
+        half = len(items) // 2
+        return [*self._fitting_parts(items[:half], ask), *self._fitting_parts(items[half:], ask)]
 
     @staticmethod
     def by_kind(planned: Sequence[PlannedRequest], records: Mapping[str, Record]) -> dict[str, Record]:

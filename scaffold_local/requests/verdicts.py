@@ -28,8 +28,9 @@ def join_records(records: Sequence[Record]) -> Record:
         return failed[0].model_copy(update={key: f"{item}: {value}" for key in ("validation_error", "error")
                                             if (value := getattr(failed[0], key))})
     failed_items = {k: v for r in judged for k, v in (r.failed_items or {}).items()}
-    failed_items |= {r.request_id.rsplit("/", 1)[-1]: f"{r.failure}: {r.validation_error or r.error or 'no output'}"
-                     for r in failed}
+    # The last part of a request id names its item, or (a view asked in parts) its items joined by "+".
+    failed_items |= {item: f"{r.failure}: {r.validation_error or r.error or 'no output'}"
+                     for r in failed for item in r.request_id.rsplit("/", 1)[-1].split("+")}
     first = judged[0]
     confidence = {k: v for r in judged for k, v in (r.confidence or {}).items()}
     return first.model_copy(update={

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from ..method import MethodVersion
-from . import direct_score, sentences
+from . import direct_score, labelling, sentences
 from .base import JudgedItem, ResponderRules, Rule, ViewSpec, ViewVerdicts
 from .entities import ENTITIES
 from .facts import FACTS
@@ -76,7 +76,8 @@ def verdict_field(task: str) -> str | None:
 
 def responder_rules() -> dict[str, Rule]:
     """The deterministic responder's rule for every task of every registered view."""
-    rules: dict[str, Rule] = {sentences.TASK: sentences.respond, direct_score.TASK: direct_score.respond}
+    rules: dict[str, Rule] = {sentences.TASK: sentences.respond, direct_score.TASK: direct_score.respond,
+                              labelling.TASK: labelling.respond}
     for spec in VIEW_SPECS.values():
         rules[spec.extract_task], rules[spec.align_task] = spec.respond.extract, spec.respond.align
     return rules

@@ -32,3 +32,16 @@ def unique(items: Sequence[dict[str, Any]], key: str, view: str, id_of: Callable
         first[norm] = len(kept) + 1
         kept.append(item)
     return kept, notes
+
+
+def rewritten(item: Any, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """The item (a pydantic model) with `change` applied to it and to every object nested in it (an
+    entity's attributes), validated again: how a merge renames ids or sets labels in any view."""
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return change({k: walk(v) for k, v in value.items()})
+        if isinstance(value, list | tuple):
+            return [walk(v) for v in value]
+        return value
+
+    return type(item).model_validate(walk(item.model_dump()))
