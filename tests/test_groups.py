@@ -171,13 +171,14 @@ def test_a_member_too_long_for_the_context_skips_its_groups_only(responder_confi
     assert {c.doc_id for c in fit.loaded.candidates} == {"town"}
 
 
-def test_a_group_too_long_for_a_judgment_is_warned_about(tmp_path):
+def test_a_group_too_long_to_read_whole_reads_the_passages_relevant_to_each_summary(tmp_path):
     config = ModelConfig.load(str(RESPONDER_CONFIG)).model_copy(update={"max_model_len": 4096})
     text = " ".join(f"Sentence {i} of the report says that the council met again." for i in range(60))
     members = [(f"d{i}", f"Report {i}. {text}") for i in range(4)]
     fit = fit_context(Judge(config), load_records(grouped_rows("big", members)))
-    assert not fit.skipped  # each member's extraction fits; the group's text for the sentence check does not
-    assert fit.issues and {(i.doc_id, i.field, i.severity) for i in fit.issues} == {("big", "summary", "warning")}
+    assert not fit.skipped and not fit.issues  # each member's extraction fits; the group's text is excerpted
+    assert set(fit.loaded.excerpts) == {"big/one", "big/both"}
+    assert all(len(e.text) < len(fit.loaded.source_of("big").text) for e in fit.loaded.excerpts.values())
 
 
 def test_evaluate_returns_each_members_coverage(tmp_path):

@@ -44,7 +44,8 @@ def fit_context(judge: Judge, loaded: LoadedInput, counter: TokenCounter | None 
       `chunk_tokens` forces the mode on every document longer than that many tokens. Where not even
       one sentence fits, the document is skipped, never sent and never truncated: its records leave
       the input and one error issue names it, with the token count and the limit;
-    - a group's summaries read the excerpts of its members' texts where a member is chunked;
+    - a group's summaries read excerpts of its members' texts where a member is chunked or the
+      members' texts together do not fit a judgment;
     - a summary whose faithfulness check or direct score cannot fit (a long summary of a long
       document) is warned about: it is still scored, and that judgment is recorded as
       context_overflow by the engine without being sent, its metrics undefined with that reason.
@@ -78,10 +79,12 @@ def fit_context(judge: Judge, loaded: LoadedInput, counter: TokenCounter | None 
             continue
         source = loaded.source_of(doc_id)
         for c in candidates:
-            if any(m in chunks for m in members):  # the passages relevant to this summary, as many as fit
+            fits = check.judgment_fits(c)
+            # A long document, or a group too long to read whole: the passages relevant to this summary.
+            if any(m in chunks for m in members) or (doc_id in loaded.groups and not fits(source.text)):
                 sentences = judge.sentences(c.summary, judge.summary_language(source))
                 # (narrowed from an earlier judge's excerpt, where there is one: it must fit every judge)
-                excerpts[c.key] = excerpt(loaded.excerpts.get(c.key, source), sentences, check.judgment_fits(c))
+                excerpts[c.key] = excerpt(loaded.excerpts.get(c.key, source), sentences, fits)
             issues.extend(check.summary(excerpts.get(c.key, source), c))
     kept_candidates = [c for c in loaded.candidates if c.doc_id not in skipped]
     needed = {m for c in kept_candidates for m in loaded.groups.get(c.doc_id, (c.doc_id,))}
