@@ -170,9 +170,11 @@ def excerpt(document: Document, sentences: Sequence[str], fits: Callable[[str], 
 
 
 def _excerpt_text(found: list[str], chosen: list[int]) -> str:
-    text = ""
-    for before, i in zip([None, *sorted(chosen)], sorted(chosen)):
-        text += (EXCERPT_GAP if before is not None and i != before + 1 else "\n\n" if before is not None else "") + found[i]
+    text, previous = "", None
+    for i in sorted(chosen):
+        if previous is not None:
+            text += "\n\n" if i == previous + 1 else EXCERPT_GAP
+        text, previous = text + found[i], i
     return text
 
 

@@ -12,6 +12,15 @@ from .helpers import RESPONDER_CONFIG, SUMMARIES, write_jsonl
 
 
 @pytest.fixture
+def wide_console(monkeypatch):
+    """Tables on one line each, whatever the terminal (`pytestmark = pytest.mark.usefixtures("wide_console")`)."""
+    from scaffold_local import cli
+
+    monkeypatch.setattr(cli.console, "width", 220)
+    monkeypatch.setattr(cli.err, "width", 220)
+
+
+@pytest.fixture
 def responder_config() -> ModelConfig:
     return ModelConfig.load(str(RESPONDER_CONFIG))
 

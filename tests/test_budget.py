@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from scaffold_local import cli, evaluate, runs
+from scaffold_local import evaluate, runs
 from scaffold_local.analysis.budget import OVER, WITHIN, budget_compliance
 from scaffold_local.analysis.scores import ScoreTable
 from scaffold_local.cli import app
@@ -22,10 +22,7 @@ from .helpers import RESPONDER_CONFIG, SUMMARIES
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch):
-    monkeypatch.setattr(cli.console, "width", 220)
-    monkeypatch.setattr(cli.err, "width", 220)
+pytestmark = pytest.mark.usefixtures("wide_console")
 
 
 @pytest.mark.parametrize("text, words", [

@@ -10,7 +10,6 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from scaffold_local import cli
 from scaffold_local.cli import app
 from scaffold_local.method import METHOD_VERSIONS
 
@@ -19,10 +18,7 @@ from .helpers import RESPONDER_CONFIG
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch):
-    monkeypatch.setattr(cli.console, "width", 220)  # tables on one line each, whatever the terminal
-    monkeypatch.setattr(cli.err, "width", 220)
+pytestmark = pytest.mark.usefixtures("wide_console")
 
 
 def test_score_then_show_table_and_evidence(small_input, tmp_path):

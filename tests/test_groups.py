@@ -9,7 +9,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from scaffold_local import cli, evaluate, runs
+from scaffold_local import evaluate, runs
 from scaffold_local.analysis.groups import grouped_vs_individual
 from scaffold_local.cli import app
 from scaffold_local.config import ModelConfig
@@ -30,10 +30,7 @@ FACTORY_ONLY = "Alpha Corp opened a factory in Denton on Monday. The factory emp
 BOTH = "Alpha Corp opened a factory in Denton on Monday. The Oakvale library now lends bicycles to members."
 
 
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch):
-    monkeypatch.setattr(cli.console, "width", 200)
-    monkeypatch.setattr(cli.err, "width", 200)
+pytestmark = pytest.mark.usefixtures("wide_console")
 
 
 def grouped_rows(group: str = "town", members=(("factory", FACTORY), ("library", LIBRARY))) -> list[dict]:

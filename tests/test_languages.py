@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scaffold_local import cli, runs
+from scaffold_local import runs
 from scaffold_local.cli import app
 from scaffold_local.config import ModelConfig
 from scaffold_local.data import Document
@@ -33,10 +33,7 @@ ARABIC = "أعلن المجلس عن جسر جديد. هل سيكتمل في ا�
 RUSSIAN = "Совет одобрил новый мост. Строительство начнётся в октябре. Мост обойдётся дороже, чем планировали."
 
 
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch):
-    monkeypatch.setattr(cli.console, "width", 220)
-    monkeypatch.setattr(cli.err, "width", 220)
+pytestmark = pytest.mark.usefixtures("wide_console")
 
 
 @pytest.mark.parametrize("text, sentences", [

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scaffold_local import cli
 from scaffold_local.backends.responder import ResponderTokens
 from scaffold_local.cli import app
 from scaffold_local.config import ModelConfig
@@ -49,10 +48,7 @@ SUMMARY = ("The museum plan of Port Ellis sets aside 13 thousand dollars for mus
            "The bridge plan of Port Ellis sets aside 20 thousand dollars for bridge works in phase 2 of the plan.")
 
 
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch):
-    monkeypatch.setattr(cli.console, "width", 200)
-    monkeypatch.setattr(cli.err, "width", 200)
+pytestmark = pytest.mark.usefixtures("wide_console")
 
 
 @pytest.fixture

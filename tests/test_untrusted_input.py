@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scaffold_local import cli, runs
+from scaffold_local import runs
 from scaffold_local.backends.responder import ResponderBackend
 from scaffold_local.cli import app
 from scaffold_local.config import ModelConfig
@@ -24,10 +24,7 @@ from .test_openai_backend import Stub
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch):
-    monkeypatch.setattr(cli.console, "width", 220)
-    monkeypatch.setattr(cli.err, "width", 220)
+pytestmark = pytest.mark.usefixtures("wide_console")
 
 
 def files_under(folder: Path) -> list[Path]:

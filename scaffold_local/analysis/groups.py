@@ -4,11 +4,11 @@ holistic score of grouped summaries collapses while coverage shows which member 
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from statistics import fmean
 
-from ..metrics import METRICS
+from ..metrics import METRICS, SummaryScores
 from ..runs import Run
 
 # What the side-by-side compares: the direct score against the fact coverages that explain it.
@@ -75,12 +75,11 @@ def grouped_vs_individual(grouped: Run, individual: Run) -> GroupedVsIndividual:
         raise ValueError(f"{individual.dir} has no summary of a member document of {grouped.dir} by the same "
                          "systems: the two runs are not over the same documents")
     metrics = [m for m in COMPARED if m in METRICS]
-    by_system_grouped: dict[str, list] = defaultdict(list)
-    for s in grouped.summaries:
-        by_system_grouped[s.system].append(s)
-    by_system_own: dict[str, list] = defaultdict(list)
-    for (_, system), s in own.items():
-        by_system_own[system].append(s)
+
+    def means(summaries: Iterable[SummaryScores]) -> dict[str, dict[str, Mean]]:
+        listed = list(summaries)
+        return {m: {s: _mean([x.values.get(m) for x in listed if x.system == s]) for s in systems} for m in metrics}
+
     member_fc = {}
     for member in members:
         for system in systems:
@@ -90,7 +89,6 @@ def grouped_vs_individual(grouped: Run, individual: Run) -> GroupedVsIndividual:
             member_fc[(member, system)] = (summary.values.get("fc") if summary else None, _mean(in_groups))
     return GroupedVsIndividual(
         individual_run=individual.dir.name, grouped_run=grouped.dir.name, systems=systems, metrics=metrics,
-        individual={m: {s: _mean([x.values.get(m) for x in by_system_own[s]]) for s in systems} for m in metrics},
-        grouped={m: {s: _mean([x.values.get(m) for x in by_system_grouped[s]]) for s in systems} for m in metrics},
+        individual=means(own.values()), grouped=means(grouped.summaries),
         members=members, member_fc=member_fc,
     )

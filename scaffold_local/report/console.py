@@ -3,7 +3,7 @@ with the judge's sentence ids and justifications. (Files for machines: store/tab
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group
@@ -90,13 +90,13 @@ def member_table(coverage: MemberCoverage, metrics: Sequence[str] = ("fc", "main
     for system in coverage.systems:
         table.add_column(system, justify="right")
 
-    def cells(values: Callable[[str], dict[str, float | None] | None]) -> list[str]:
-        return [" / ".join(_fmt((v or {}).get(m), m) for m in shown) for v in map(values, coverage.systems)]
+    def cells(by_system: Sequence[dict[str, float | None] | None]) -> list[str]:
+        return [" / ".join(_fmt((values or {}).get(m), m) for m in shown) for values in by_system]
 
     for group in dict.fromkeys(g for g, _ in coverage.rows):
-        table.add_row(group, *cells(lambda s: coverage.groups.get((group, s))))  # noqa: B023 - used at once
+        table.add_row(group, *cells([coverage.groups.get((group, s)) for s in coverage.systems]))
         for member in (m for g, m in coverage.rows if g == group):
-            table.add_row(f"  {member}", *cells(lambda s: coverage.values.get((group, member, s))))  # noqa: B023
+            table.add_row(f"  {member}", *cells([coverage.values.get((group, member, s)) for s in coverage.systems]))
     return table
 
 
