@@ -9,14 +9,17 @@ Starts one OpenAI-compatible server (`scaffold-local serve` with a vLLM config: 
 by default; on a GPU machine `--serve qwen2.5-coder-1.5b-vllm` (bfloat16), or --server pointed at any
 server with a larger judge, e.g. `vllm serve Qwen/Qwen2.5-7B-Instruct`), puts a counting proxy in front of it
 (peer_tools/ledger.py), and runs every tool through it on the same REALSumm documents (test half,
-seeded), at 1, 8 and 25 summaries per document: judge calls, prompt and output tokens, wall seconds
-per summary, the tool's own failures by kind (unparsable outputs, exceptions) and failed calls. Then
+seeded), at 1, 8 and 25 summaries per document, one document at a time: judge calls, prompt and
+output tokens, wall seconds per summary, the tool's own failures by kind (unparsable outputs,
+exceptions) and failed calls, summed over the documents measured. Then
 what each measures: its per-summary score against REALSumm's human LitePyramid recall, summary level
 (pooled, and the mean of per-document correlations) and system level, and, for the tools that claim
 faithfulness, their faithfulness score against FRANK's human factuality (--frank documents), with 95%
 intervals from resampling documents. DeepEval and Ragas run in their own environment (--peers-python), offline.
-Slow (hours on 2 cores with the 1.5B judge): not in CI. Each finished (tool, setting) row is kept in
-<out>.rows.jsonl at once, so an interrupted run resumes with the rest; writes <out>.json and <out>.md.
+Slow (hours on 2 cores with the 1.5B judge): not in CI. Each finished (tool, setting, document) row is
+kept in <out>.rows.jsonl at once, so an interrupted run resumes with the rest and a larger --documents
+measures only the documents added (the seeded draw of N documents begins with the draw of fewer);
+writes <out>.json and <out>.md.
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +43,10 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: `benchmarks` importable
 
 from benchmarks.peer_tools import tools  # noqa: E402
-from benchmarks.peer_tools.ledger import CountingProxy  # noqa: E402
+from benchmarks.peer_tools.ledger import CountingProxy, Tally  # noqa: E402
 from scaffold_local.backends.vllm import served_model_name  # noqa: E402
 from scaffold_local.config import ModelConfig  # noqa: E402
-from scaffold_local.metaeval.agreement import correlation_table  # noqa: E402
+from scaffold_local.metaeval.agreement import OWN_SUMMARIES, PER_DOCUMENT, POOLED, correlation_table  # noqa: E402
 from scaffold_local.metaeval.data import load  # noqa: E402
 from scaffold_local.provenance import cpu_info  # noqa: E402
 
@@ -132,12 +137,12 @@ IN_PROCESS = {"scaffold_local_engine"}  # no server: measured after it has stopp
 
 def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy | None, model: str, setting: int,
             peers_python: str | None, judge_config: str, dataset: str = "realsumm") -> dict[str, Any]:
-    label = f"{tool}-{dataset}-{setting}"
+    label = f"{tool}-{dataset}-{setting}-{'+'.join(d['doc_id'] for d in documents)}"
     url = proxy.url(label) if proxy else ""
     started = time.perf_counter()
     if tool in LIBRARIES:
         if not peers_python:
-            return {"tool": tool, "setting": setting, "dataset": dataset,
+            return {"tool": tool, "setting": setting, "dataset": dataset, "doc_ids": [d["doc_id"] for d in documents],
                     "skipped": "no --peers-python (see peers-requirements.txt)"}
         scores = run_library(tool, documents, url, model, peers_python)
     elif tool == "scaffold_local":
@@ -147,25 +152,52 @@ def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy | N
     else:
         scores = getattr(tools, tool)(documents, url, model)
     seconds = time.perf_counter() - started
-    tally = proxy.tally(label).as_dict() if proxy else {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    tally = (proxy.tally(label) if proxy else Tally()).as_dict()
     if scores.counted is not None:  # no HTTP to count: the run's own records
         tally.update(calls=scores.counted["requests"], prompt_tokens=scores.counted["prompt_tokens"],
                      completion_tokens=scores.counted["completion_tokens"])
     n = sum(len(d["summaries"]) for d in documents)
     where, key, _ = FAITHFULNESS.get(tool, ("", None, ""))
-    faithful = ({k: (v or {}).get(key) for k, v in scores.extra.items()} if where == "extra" else
+    faithful = ({k: (v or {}).get(key or "") for k, v in scores.extra.items()} if where == "extra" else
                 scores.scores if where == "scores" else {})
-    return {"tool": tool, "setting": setting, "dataset": dataset, "summaries": n, "wall_s": round(seconds, 1),
+    return {"tool": tool, "setting": setting, "dataset": dataset, "doc_ids": [d["doc_id"] for d in documents],
+            "summaries": n, "wall_s": round(seconds, 1),
             "s_per_summary": round(seconds / n, 2), "calls_per_summary": round(tally["calls"] / n, 2), **tally,
             "tool_failures": dict(scores.failures), "scored": sum(v is not None for v in scores.scores.values()),
             "note": scores.note, "scores": [[d, s, v] for (d, s), v in scores.scores.items()],
             "faithfulness": [[d, s, v] for (d, s), v in faithful.items()]}
 
 
-def agreement(row: dict[str, Any], documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The tool's scores against LitePyramid recall: summary level (pooled, per-document mean), system level."""
+def combined(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One tool's rows at one setting, one per document, as one: counts summed, per summary over all of them."""
+    first = rows[0]
+    if any("skipped" in r for r in rows):
+        return first
+    out: dict[str, Any] = {k: first[k] for k in ("tool", "setting", "dataset", "model", "note")}
+    out.update({k: sum(r[k] for r in rows) for k in ("summaries", "wall_s", "calls", "prompt_tokens",
+                                                    "completion_tokens", "scored")})
+    n = out["summaries"] or 1
+    out.update(doc_ids=[d for r in rows for d in r["doc_ids"]], s_per_summary=round(out["wall_s"] / n, 2),
+               calls_per_summary=round(out["calls"] / n, 2),
+               tool_failures=dict(sum((Counter(r["tool_failures"]) for r in rows), Counter())),
+               failures=dict(sum((Counter(r["failures"]) for r in rows), Counter())),
+               scores=[x for r in rows for x in r["scores"]], faithfulness=[x for r in rows for x in r["faithfulness"]])
+    return out
+
+
+def largest_per_document(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One tool's scores for agreement: on each document, those of the largest setting measured on it."""
+    best: dict[str, dict[str, Any]] = {}
+    for r in sorted((r for r in rows if "scores" in r), key=lambda r: r["setting"]):
+        best.update({d: r for d in r["doc_ids"]})
+    return {"scores": [x for d, r in best.items() for x in r["scores"] if x[0] == d], "documents": len(best),
+            "settings": sorted({r["setting"] for r in best.values()})}
+
+
+def agreement(scores: list[list[Any]], documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Scores against LitePyramid recall: summary level (pooled, per-document mean), system level."""
     human = {(d["doc_id"], s["system"]): s["human"]["litepyramid_recall"] for d in documents for s in d["summaries"]}
-    rows = [{"doc_id": d, "system": s, "tool": v, "human": human.get((d, s))} for d, s, v in row["scores"]]
+    rows = [{"doc_id": d, "system": s, "tool": v, "human": human.get((d, s))} for d, s, v in scores]
     return correlation_table(rows, "tool", "human")
 
 
@@ -177,31 +209,50 @@ def frank_agreement(row: dict[str, Any], documents: list[dict[str, Any]]) -> lis
     return correlation_table(rows, "tool", "human", systems=False)
 
 
+def ratios_at(rows: list[dict[str, Any]], setting: int = 8) -> dict[str, float]:
+    """Each peer's wall time per summary over scaffold_local's at `setting`, on the documents both measured."""
+    at = [r for r in rows if r["dataset"] == "realsumm" and r["setting"] == setting and "wall_s" in r]
+    ours = {d: r for r in at if r["tool"] == "scaffold_local" for d in r["doc_ids"]}
+    out = {}
+    for tool in dict.fromkeys(r["tool"] for r in at if r["tool"] != "scaffold_local"):
+        theirs = {d: r for r in at if r["tool"] == tool for d in r["doc_ids"]}
+        shared = [d for d in theirs if d in ours]
+        if shared:  # one row per document: its wall time and summaries are that document's
+            mine = sum(ours[d]["wall_s"] for d in shared) / sum(ours[d]["summaries"] for d in shared)
+            out[tool] = round(sum(theirs[d]["wall_s"] for d in shared) / sum(theirs[d]["summaries"] for d in shared)
+                              / mine, 2)
+    return out
+
+
 def _spearman(table: list[dict[str, Any]], level: str, aggregation: str | None = None) -> str:
     for r in table:
         if r["level"] == level and (aggregation is None or r.get("aggregation", "").startswith(aggregation)):
             if r["spearman"] is None:
                 return "undefined"
+            documents = r.get("documents", 0)
+            over = f"(n={r.get('n', '?')}, {documents} document{'s' * (documents != 1)})"
             if r["spearman_low95"] is None:  # intervals resample documents: one document gives none
-                return f"{r['spearman']:.3f} (n={r.get('n', '?')}, {r.get('documents', '?')} document)"
-            return f"{r['spearman']:.3f} [{r['spearman_low95']:.3f}, {r['spearman_high95']:.3f}]"
+                return f"{r['spearman']:.3f} {over}"
+            return f"{r['spearman']:.3f} [{r['spearman_low95']:.3f}, {r['spearman_high95']:.3f}] {over}"
     return "-"
 
 
 def markdown(result: dict[str, Any]) -> str:
     settings = result["settings"]
     machine = result["machine"]
+    per_setting = " / ".join(map(str, settings))
     lines = [f"# Peers on one judge server ({result['model']}; {machine.get('cores')} cores, {machine.get('model')})", "",
              f"`{result['command']}`", "",
-             "| tool | calls per summary | prompt / output tokens per summary | s per summary at "
-             + " / ".join(map(str, settings)) + " summaries per document | failures (tool's own; failed calls) | "
-             "Spearman with LitePyramid recall: summary level pooled / per-document mean / system level |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             f"| tool | calls per summary | prompt / output tokens per summary | s per summary at {per_setting} "
+             f"summaries per document | documents measured at {per_setting} | failures (tool's own; failed calls) | "
+             "Spearman with LitePyramid recall: summary level pooled / per-document mean / system level (each system's "
+             "mean over its own summaries) |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for tool in result["tools"]:
-        rows = {r["setting"]: r for r in result["rows"] if r["tool"] == tool and r.get("dataset", "realsumm") == "realsumm"}
-        largest = rows[max(rows)] if rows else {}  # calls, tokens and agreement: the largest setting measured
+        rows = {r["setting"]: r for r in result["rows"] if r["tool"] == tool and r["dataset"] == "realsumm"}
+        largest = rows[max(rows)] if rows else {}  # calls and tokens: the largest setting measured
         if "skipped" in largest:
-            lines.append(f"| {tool} | {largest['skipped']} | | | | |")
+            lines.append(f"| {tool} | {largest['skipped']} | | | | | |")
             continue
         n = largest.get("summaries") or 1
         failures = sum(sum(r.get("tool_failures", {}).values()) for r in rows.values())
@@ -210,11 +261,16 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(
             f"| {tool} | {largest.get('calls_per_summary', '-')} | "
             f"{largest.get('prompt_tokens', 0) / n:.0f} / {largest.get('completion_tokens', 0) / n:.0f} | "
-            + " / ".join(str(rows[s]["s_per_summary"]) if s in rows else "-" for s in settings)
-            + f" | {failures}; {failed_calls} | {_spearman(table, 'summary', 'pooled')} / "
-            f"{_spearman(table, 'summary', 'mean')} / {_spearman(table, 'system')} |")
-    lines += ["", "What each row's score is: " + "; ".join(f"{t}: {WHAT[t]}" for t in result["tools"]) + "."]
-    frank = [r for r in result["rows"] if r.get("dataset") == "frank"]
+            + " / ".join(str(rows[s]["s_per_summary"]) if s in rows else "-" for s in settings) + " | "
+            + " / ".join(str(len(rows[s]["doc_ids"])) if s in rows else "0" for s in settings)
+            + f" | {failures}; {failed_calls} | {_spearman(table, 'summary', POOLED)} / "
+            f"{_spearman(table, 'summary', PER_DOCUMENT)} / {_spearman(table, 'system', OWN_SUMMARIES)} |")
+    lines += ["", "What each row's score is: " + "; ".join(f"{t}: {WHAT[t]}" for t in result["tools"]) + ". "
+              "Calls and tokens per summary: at the largest setting measured; agreement: on each document, the scores "
+              "of the largest setting measured on it (" + "; ".join(
+                  f"{t} {a['documents']} documents at {'/'.join(map(str, a['settings']))}"
+                  for t, a in result["agreement_over"].items()) + "); intervals resample documents."]
+    frank = [r for r in result["rows"] if r["dataset"] == "frank"]
     if frank:
         lines += ["", f"FRANK ({result['frank_documents']} documents, test half): each tool's faithfulness score "
                   "against the human factuality of each summary.", "",
@@ -228,10 +284,10 @@ def markdown(result: dict[str, Any]) -> str:
             scored = sum(v is not None for _, _, v in r["faithfulness"])
             lines.append(f"| {r['tool']} | {FAITHFULNESS[r['tool']][2]} | {scored} of {r['summaries']} | "
                          f"{r['calls_per_summary']} | {sum(r['tool_failures'].values())}; {sum(r['failures'].values())} | "
-                         f"{_spearman(table, 'summary', 'pooled')} / {_spearman(table, 'summary', 'mean')} |")
+                         f"{_spearman(table, 'summary', POOLED)} / {_spearman(table, 'summary', PER_DOCUMENT)} |")
     if result.get("ratios"):
-        lines += ["", "Wall time per summary at 8 summaries per document, each peer's over scaffold_local's: "
-                  + ", ".join(f"{t} {r}x" for t, r in result["ratios"].items()) + "."]
+        lines += ["", "Wall time per summary at 8 summaries per document, each peer's over scaffold_local's, on the "
+                  "documents both measured: " + ", ".join(f"{t} {r}x" for t, r in result["ratios"].items()) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -251,7 +307,7 @@ def main() -> None:
                         else None, help="the Python of the peers' environment (DeepEval, Ragas)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/peers_cpu"))
     parser.add_argument("--table", help="the tools the tables show, measured in this run or before [default: --tools]; "
-                        "a tool missing a setting shows '-' there, and its agreement is over its largest setting")
+                        "each cell sums the documents (of the first --documents) measured for it")
     args = parser.parse_args()
     chosen = [t for t in dict.fromkeys(args.tools.split(",")) if t in TOOLS]  # in the order given: cheap ones first
     settings = sorted(int(s) for s in args.settings.split(","))
@@ -261,17 +317,18 @@ def main() -> None:
     done_path.parent.mkdir(parents=True, exist_ok=True)
     done = [json.loads(line) for line in done_path.read_text().splitlines()] if done_path.is_file() else []
     frank = load(args.data, "frank", limit=args.frank, split="test") if args.frank else []
-    todo = [(tool, setting, "realsumm") for setting in settings for tool in chosen]
-    todo += [(tool, 0, "frank") for tool in chosen if tool in FAITHFULNESS and frank]
+    realsumm = load(args.data, "realsumm", limit=args.documents, split="test")  # every summary's human score
+    doc_ids = [d["doc_id"] for d in realsumm]
+    todo = [(tool, setting, "realsumm", d) for setting in settings for d in doc_ids for tool in chosen]
+    todo += [(tool, 0, "frank", d["doc_id"]) for tool in chosen if tool in FAITHFULNESS for d in frank]
     model = args.model if args.server else served_model_name(ModelConfig.load(args.serve).model)
-    rows = [r for r in done if r.get("model") == model and r.get("documents") == args.documents]
-    todo = [(tool, setting, dataset) for tool, setting, dataset in todo
-            if not any(r["tool"] == tool and r["setting"] == setting and r.get("dataset", "realsumm") == dataset
-                       for r in rows)]
+    rows = [r for r in done if r.get("model") == model]
+    measured = {(r["tool"], r["setting"], r["dataset"], d) for r in rows for d in r["doc_ids"]}
+    todo = [key for key in todo if key not in measured]
     server = None
     if args.server:
         base_url = args.server.rstrip("/")
-    elif any(tool not in IN_PROCESS for tool, _, _ in todo):
+    elif any(tool not in IN_PROCESS for tool, *_ in todo):
         server = JudgeServer(args.serve, args.out.with_suffix(".server.log"))
         base_url, published = server.base_url, server.wait_ready()
         if published != model:
@@ -279,45 +336,48 @@ def main() -> None:
     else:
         base_url = ""
 
-    def run(tool: str, setting: int, dataset: str, proxy: CountingProxy | None) -> None:
-        documents = frank if dataset == "frank" else documents_for(args.data, args.documents, setting)
-        print(f"{tool}: {dataset}, {len(documents)} documents x {setting or 'all'} summaries ...", file=sys.stderr,
-              flush=True)
+    def run(tool: str, setting: int, dataset: str, doc_id: str, proxy: CountingProxy | None) -> None:
+        source = frank if dataset == "frank" else documents_for(args.data, args.documents, setting)
+        documents = [d for d in source if d["doc_id"] == doc_id]
+        print(f"{tool}: {dataset} {doc_id}, {len(documents[0]['summaries'])} summaries ...", file=sys.stderr, flush=True)
         row = {**measure(tool, documents, proxy, model, setting, args.peers_python, args.judge_config or args.serve,
-                         dataset), "model": model, "documents": args.documents}
+                         dataset), "model": model}
         rows.append(row)
         with done_path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")
 
     try:
         with CountingProxy(base_url) as proxy:
-            for tool, setting, dataset in todo:
+            for tool, setting, dataset, doc_id in todo:
                 if tool not in IN_PROCESS:
-                    run(tool, setting, dataset, proxy)
+                    run(tool, setting, dataset, doc_id, proxy)
     finally:
         if server is not None:
             server.stop()
-    for tool, setting, dataset in todo:  # the judge in this process, the server's memory given back
+    for tool, setting, dataset, doc_id in todo:  # the judge in this process, the server's memory given back
         if tool in IN_PROCESS:
-            run(tool, setting, dataset, None)
+            run(tool, setting, dataset, doc_id, None)
+
     shown = [t for t in dict.fromkeys(args.table.split(",")) if t in TOOLS] if args.table else chosen
-    kept = [r for r in rows if r["tool"] in shown and (r["setting"] in settings or r.get("dataset") == "frank")]
-    measured = [r for r in kept if r.get("dataset", "realsumm") == "realsumm" and "scores" in r]
-    largest = {r["tool"]: r for r in sorted(measured, key=lambda r: r["setting"])}  # each tool's largest setting
+    wanted = {("realsumm", d) for d in doc_ids} | {("frank", d["doc_id"]) for d in frank}
+    kept = [r for r in rows if r["tool"] in shown and (r["setting"] in settings or r["dataset"] == "frank")
+            and all((r["dataset"], d) in wanted for d in r["doc_ids"])]
+    groups: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    for r in kept:
+        groups.setdefault((r["tool"], r["dataset"], r["setting"]), []).append(r)
+    over = {t: largest_per_document([r for r in kept if r["tool"] == t and r["dataset"] == "realsumm"]) for t in shown}
+    over = {t: a for t, a in over.items() if a["documents"]}
     result = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]), "model": model, "machine": cpu_info(),
-        "settings": settings, "tools": shown,
-        "rows": kept,
-        "agreement": {t: agreement(r, documents_for(args.data, args.documents, r["setting"]))
-                      for t, r in largest.items()},
+        "command": shlex.join(["python", *sys.argv]), "model": model, "machine": cpu_info(),
+        "settings": settings, "tools": shown, "documents": doc_ids,
+        "rows": [combined(g) for g in groups.values()],
+        "agreement": {t: agreement(a["scores"], realsumm) for t, a in over.items()},
+        "agreement_over": {t: {k: a[k] for k in ("documents", "settings")} for t, a in over.items()},
         "frank_documents": args.frank,
-        "frank_agreement": {r["tool"]: frank_agreement(r, frank) for r in kept
-                            if r.get("dataset") == "frank" and "faithfulness" in r},
+        "ratios": ratios_at(kept),
     }
-    at8 = {r["tool"]: r["s_per_summary"] for r in kept
-           if r.get("dataset", "realsumm") == "realsumm" and r["setting"] == 8 and "s_per_summary" in r}
-    if "scaffold_local" in at8:
-        result["ratios"] = {t: round(s / at8["scaffold_local"], 1) for t, s in at8.items() if t != "scaffold_local"}
+    result["frank_agreement"] = {r["tool"]: frank_agreement(r, frank) for r in result["rows"]
+                                 if r["dataset"] == "frank" and "faithfulness" in r}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     args.out.with_suffix(".md").write_text(markdown(result), encoding="utf-8")

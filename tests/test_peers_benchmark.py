@@ -148,14 +148,15 @@ def _test_half_ids(n: int) -> list[str]:
 
 def test_the_benchmark_script_end_to_end_on_a_loopback_server(tmp_path, monkeypatch):
     """benchmarks/peers.py on small documents written here (in the shared data's shape), against the
-    loopback server: every row counted, FRANK's faithfulness table written, and a rerun resumes."""
+    loopback server: one row per (tool, setting, document), counts summed per setting, FRANK's faithfulness
+    table written; a rerun sends nothing, and a larger --documents measures only the document added."""
     data = tmp_path / "data"
     (data / "realsumm").mkdir(parents=True)
     (data / "frank").mkdir()
     realsumm = [{"doc_id": d, "document": "Alpha opened a plant. It has 200 workers.", "keyfacts": ["Alpha opened a plant"],
                  "summaries": [{"system": f"s{k}", "summary": "Alpha opened a plant." + " It has 200 workers." * (k % 2),
                                 "human": {"litepyramid_recall": k / 3}} for k in range(3)]}
-                for d in _test_half_ids(2)]
+                for d in _test_half_ids(3)]
     frank = [{"doc_id": d, "document": "Alpha opened a plant.",
               "summaries": [{"system": "s", "summary": "Alpha opened a plant.",
                              "human": {"frank_summary_scores": {"Factuality": 1.0}}}]} for d in _test_half_ids(1)]
@@ -165,22 +166,48 @@ def test_the_benchmark_script_end_to_end_on_a_loopback_server(tmp_path, monkeypa
     out = tmp_path / "peers"
     argv = ["peers.py", "--data", str(data), "--server", url, "--model", "judge", "--documents", "2",
             "--settings", "1,3", "--tools", "finesure,geval", "--frank", "1", "--out", str(out)]
+    kept = out.with_suffix(".rows.jsonl")
     try:
         monkeypatch.setattr(sys, "argv", argv)
         peers.main()
         result = json.loads(out.with_suffix(".json").read_text())
+        first_two = set(result["documents"])
         rows = {(r["tool"], r["dataset"], r["setting"]): r for r in result["rows"]}
         assert set(rows) == {("finesure", "realsumm", 1), ("finesure", "realsumm", 3), ("geval", "realsumm", 1),
                              ("geval", "realsumm", 3), ("finesure", "frank", 0)}  # G-Eval claims no faithfulness
+        assert len(kept.read_text().splitlines()) == 2 * 2 * 2 + 1  # tools x settings x documents, + FRANK
         assert rows[("finesure", "realsumm", 3)]["calls"] == 2 * 2 * 3 and rows[("geval", "realsumm", 3)]["calls"] == 6
+        assert rows[("geval", "realsumm", 3)]["summaries"] == 6 and len(rows[("geval", "realsumm", 3)]["doc_ids"]) == 2
         assert rows[("finesure", "frank", 0)]["faithfulness"] == [[frank[0]["doc_id"], "s", 1.0]]
         table = out.with_suffix(".md").read_text()
-        assert "| finesure | 2.0 |" in table and "FRANK (1 documents" in table
+        assert "| finesure | 2.0 |" in table and "| 2 / 2 |" in table and "FRANK (1 documents" in table
         monkeypatch.setattr(sys, "argv", argv)
         peers.main()  # every row kept: nothing is sent again
-        assert len(out.with_suffix(".rows.jsonl").read_text().splitlines()) == 5
+        assert len(kept.read_text().splitlines()) == 9
+
+        monkeypatch.setattr(sys, "argv", [*argv[:6], "judge", "--documents", "3", *argv[9:]])
+        peers.main()  # the third document only: 2 tools x 2 settings
+        added = [json.loads(line) for line in kept.read_text().splitlines()[9:]]
+        result = json.loads(out.with_suffix(".json").read_text())
+        assert len(first_two) == 2 and first_two < set(result["documents"])  # the draw of 3 begins with the draw of 2
+        assert len(added) == 4 and {d for r in added for d in r["doc_ids"]} == set(result["documents"]) - first_two
+        geval = next(r for r in result["rows"] if (r["tool"], r["setting"]) == ("geval", 3))
+        assert geval["summaries"] == 9 and geval["calls"] == 9
+        assert result["agreement_over"]["geval"] == {"documents": 3, "settings": [3]}
+        pooled = next(r for r in result["agreement"]["geval"] if r["aggregation"].startswith("pooled"))
+        assert pooled["n"] == 9 and pooled["documents"] == 3
     finally:
         server.shutdown()
+
+
+def test_the_time_ratio_at_8_compares_the_documents_both_tools_measured():
+    def row(tool, doc, wall, summaries=8):
+        return {"tool": tool, "dataset": "realsumm", "setting": 8, "doc_ids": [doc], "wall_s": wall, "summaries": summaries}
+
+    rows = [row("scaffold_local", "a", 80), row("scaffold_local", "b", 160), row("geval", "a", 40), row("geval", "b", 40),
+            row("finesure", "a", 160), row("finesure", "c", 999), {**row("geval", "a", 1), "setting": 1}]
+    # geval: 80 s over 16 summaries against 240 s over 16; finesure: document a only, 160 s against 80 s
+    assert peers.ratios_at(rows) == {"geval": round(80 / 240, 2), "finesure": 2.0}
 
 
 def test_the_in_process_row_alone_starts_no_server(tmp_path, monkeypatch):
@@ -209,4 +236,5 @@ def test_a_correlation_over_one_document_is_shown_without_an_interval():
     row = {"level": "summary", "aggregation": POOLED, "spearman": 0.5, "spearman_low95": None, "spearman_high95": None,
            "n": 8, "documents": 1}
     assert peers._spearman([row], "summary", POOLED[:6]) == "0.500 (n=8, 1 document)"
-    assert peers._spearman([{**row, "spearman_low95": 0.1, "spearman_high95": 0.8}], "summary") == "0.500 [0.100, 0.800]"
+    assert (peers._spearman([{**row, "spearman_low95": 0.1, "spearman_high95": 0.8, "documents": 3}], "summary")
+            == "0.500 [0.100, 0.800] (n=8, 3 documents)")
