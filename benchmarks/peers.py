@@ -322,7 +322,7 @@ def main() -> None:
     todo = [(tool, setting, "realsumm", d) for setting in settings for d in doc_ids for tool in chosen]
     todo += [(tool, 0, "frank", d["doc_id"]) for tool in chosen if tool in FAITHFULNESS for d in frank]
     model = args.model if args.server else served_model_name(ModelConfig.load(args.serve).model)
-    rows = [r for r in done if r.get("model") == model]
+    rows = [r for r in done if r.get("model") == model and "skipped" not in r]  # a skipped row is tried again
     measured = {(r["tool"], r["setting"], r["dataset"], d) for r in rows for d in r["doc_ids"]}
     todo = [key for key in todo if key not in measured]
     server = None
