@@ -336,9 +336,10 @@ def main() -> None:
     else:
         base_url = ""
 
+    drawn = {setting: documents_for(args.data, args.documents, setting) for setting in settings}  # read once
+
     def run(tool: str, setting: int, dataset: str, doc_id: str, proxy: CountingProxy | None) -> None:
-        source = frank if dataset == "frank" else documents_for(args.data, args.documents, setting)
-        documents = [d for d in source if d["doc_id"] == doc_id]
+        documents = [d for d in (frank if dataset == "frank" else drawn[setting]) if d["doc_id"] == doc_id]
         print(f"{tool}: {dataset} {doc_id}, {len(documents[0]['summaries'])} summaries ...", file=sys.stderr, flush=True)
         row = {**measure(tool, documents, proxy, model, setting, args.peers_python, args.judge_config or args.serve,
                          dataset), "model": model}
