@@ -274,16 +274,18 @@ def markdown(result: dict[str, Any]) -> str:
     if frank:
         lines += ["", f"FRANK ({result['frank_documents']} documents, test half): each tool's faithfulness score "
                   "against the human factuality of each summary.", "",
-                  "| tool | its faithfulness score | summaries scored | calls per summary | failures (tool's own; "
-                  "failed calls) | Spearman: pooled / per-document mean |", "| --- | --- | --- | --- | --- | --- |"]
+                  "| tool | its faithfulness score | summaries scored | calls per summary | s per summary | failures "
+                  "(tool's own; failed calls) | Spearman: pooled / per-document mean |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in frank:
             if "skipped" in r:
-                lines.append(f"| {r['tool']} | {r['skipped']} | | | | |")
+                lines.append(f"| {r['tool']} | {r['skipped']} | | | | | |")
                 continue
             table = result["frank_agreement"].get(r["tool"], [])
             scored = sum(v is not None for _, _, v in r["faithfulness"])
             lines.append(f"| {r['tool']} | {FAITHFULNESS[r['tool']][2]} | {scored} of {r['summaries']} | "
-                         f"{r['calls_per_summary']} | {sum(r['tool_failures'].values())}; {sum(r['failures'].values())} | "
+                         f"{r['calls_per_summary']} | {r['s_per_summary']} | "
+                         f"{sum(r['tool_failures'].values())}; {sum(r['failures'].values())} | "
                          f"{_spearman(table, 'summary', POOLED)} / {_spearman(table, 'summary', PER_DOCUMENT)} |")
     if result.get("ratios"):
         lines += ["", "Wall time per summary at 8 summaries per document, each peer's over scaffold_local's, on the "

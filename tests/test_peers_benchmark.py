@@ -181,6 +181,8 @@ def test_the_benchmark_script_end_to_end_on_a_loopback_server(tmp_path, monkeypa
         assert rows[("finesure", "frank", 0)]["faithfulness"] == [[frank[0]["doc_id"], "s", 1.0]]
         table = out.with_suffix(".md").read_text()
         assert "| finesure | 2.0 |" in table and "| 2 / 2 |" in table and "FRANK (1 documents" in table
+        frank_row = rows[("finesure", "frank", 0)]
+        assert f"| 1 of 1 | 1.0 | {frank_row['s_per_summary']} | 0; 0 |" in table  # scored, calls, seconds, failures
         monkeypatch.setattr(sys, "argv", argv)
         peers.main()  # every row kept: nothing is sent again
         assert len(kept.read_text().splitlines()) == 9
