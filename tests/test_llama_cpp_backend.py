@@ -77,4 +77,5 @@ def test_a_wrong_grammar_engine_or_a_missing_package_says_what_to_do(monkeypatch
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as if it were not installed
     with pytest.raises(BackendError, match=r"missing dependency: llama_cpp$") as raised:
         create_backend(ModelConfig.model_validate({**base, "structured_outputs": "gbnf"}))
-    assert raised.value.hint.startswith("pip install 'scaffold-local[llama-cpp]'") and raised.value.exit_code == 1
+    assert raised.value.hint.startswith("make setup, or `python -m scaffold_local.backends.llama_cpp_build install`")
+    assert raised.value.exit_code == 1

@@ -107,10 +107,10 @@ def compare(table: ScoreTable, metric: str, seed: int = 0) -> MetricComparison:
     values = table.values[metric]
     complete = ~np.isnan(values).any(axis=1)
     left_out = {}
-    for i in np.flatnonzero(~complete):
-        doc = table.documents[i]
+    for row in np.flatnonzero(~complete).tolist():
+        doc = table.documents[row]
         lacking = [f"{s} ({table.why_missing(metric, doc, s)})"
-                   for j, s in enumerate(table.systems) if np.isnan(values[i, j])]
+                   for j, s in enumerate(table.systems) if np.isnan(values[row, j])]
         left_out[doc] = "no value for " + "; ".join(lacking)
     paired = values[complete]
     out = MetricComparison(metric, [d for d, keep in zip(table.documents, complete) if keep], left_out)

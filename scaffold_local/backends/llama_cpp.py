@@ -45,6 +45,7 @@ from .base import (
     covering_text,
     error_results,
 )
+from .llama_cpp_check import SmokeCheck, ensure_llama_cpp_runs
 from .tokens import TokenCounter, TokenizerTokens
 
 GRAMMAR_ENGINES = ("gbnf",)
@@ -116,6 +117,13 @@ def json_grammar(schema: dict[str, Any]) -> str:
 
 def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def check_build(config: EngineConfig) -> SmokeCheck:
+    """The installed llama.cpp build decodes this config's model on this CPU: checked once in a child process
+    (a build that cannot run here dies there, not in the caller), then read from the cache."""
+    options = LlamaCppOptions.model_validate(config.engine)
+    return ensure_llama_cpp_runs(gguf_path(config.model), options.threads or available_cores())
 
 
 def _load_model(path: Path, vocab_only: bool = False) -> Any:
@@ -235,7 +243,8 @@ class LlamaCppBackend(BaseBackend):
     name = "llama-cpp"
     engine_options = LlamaCppOptions
     grammar_engines = GRAMMAR_ENGINES
-    install = "pip install 'scaffold-local[llama-cpp]' (builds llama.cpp for this CPU: a few minutes, once per machine)"
+    install = ("make setup, or `python -m scaffold_local.backends.llama_cpp_build install` (builds llama.cpp for this "
+               "CPU, AMX off: about 5 minutes, once)")
     reports_steps = True  # one call decodes many requests: minutes on CPU
 
     def __init__(self, config: EngineConfig):
@@ -247,6 +256,7 @@ class LlamaCppBackend(BaseBackend):
         self._c, self._internals = llama_cpp, _internals
         self.path = gguf_path(config.model)
         self.threads = self.options.threads or available_cores()
+        self.build_check = check_build(config)
         self.model = _load_model(self.path)
         self.chat = ChatTokenizer(self.model)
         params = llama_cpp.llama_context_default_params()
@@ -288,6 +298,7 @@ class LlamaCppBackend(BaseBackend):
                          "n_batch": self.options.batch_size, "parallel": self.options.parallel,
                          "kv_tokens": self.options.kv_tokens},
             "versions": package_versions(("llama-cpp-python",)),
+            "build": self.build_check.system_info,  # the instruction sets llama.cpp was compiled with
         }
 
     def close(self) -> None:

@@ -27,6 +27,7 @@ COMMANDS = {
     "meta-eval": "meta_eval",
     "serve": "serve",
     "models": "models",
+    "doctor": "doctor",
 }
 
 
