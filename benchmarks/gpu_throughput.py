@@ -3,12 +3,17 @@
 One command on a machine with a GPU, vLLM and a local 8B-class checkpoint (no hub access needed):
 
     python benchmarks/gpu_throughput.py --model /models/Llama-3.1-8B-Instruct \
-        [--config llama-3.1-8b-instruct-vllm] [--documents 32] [--summaries 16] [--bandwidth-tbs 4.8]
+        [--config llama-3.1-8b-instruct-vllm] [--documents 32] [--summaries 16] [--bandwidth-tbs 4.8] \
+        [--method-versions 6,7]
 
 It writes a fixed generated workload (benchmarks/workload.py: medium news-like documents, n
 summaries each, seeded), scores it with `scaffold-local`'s pipeline on vLLM (extraction and every
 judgment, into a temporary store), and prints output tok/s, summaries/s and the fraction of the
-memory-bandwidth limit reached.
+memory-bandwidth limit reached. With several method versions, each scores the same workload on an
+engine of its own, one after the other: version 6 writes its verdicts, version 7 reads them (one
+prompt per verdict ending at the answer, one sampled token that is never fed back, every shared part
+from vLLM's prefix cache), so the rows give the price of a judgment on a GPU both ways: seconds per
+summary, prompt tokens computed (not from the prefix cache) and tokens generated per summary.
 
 The limit. Decoding is bound by memory traffic: every engine step reads all weights once, and every
 running sequence reads its KV cache up to its current length. Over the run,
@@ -106,8 +111,16 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=32)
     parser.add_argument("--summaries", type=int, default=16, help="summaries per document")
     parser.add_argument("--bandwidth-tbs", type=float, help="GPU memory bandwidth, TB/s (default: from the GPU's name)")
+    parser.add_argument("--method-versions", default="7", help="comma-separated: each scores the workload in turn")
     parser.add_argument("--out", type=Path, help="write the result as JSON")
     args = parser.parse_args()
+    results = [measure(args, int(version)) for version in args.method_versions.split(",")]
+    print(json.dumps(results, indent=1))
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1) + "\n")
+
+
+def measure(args: argparse.Namespace, version: int) -> dict[str, Any]:
 
     from scaffold_local.backends import create_backend
     from scaffold_local.config import ModelConfig
@@ -129,7 +142,7 @@ def main() -> None:
         documents = {d.doc_id: d.text for d in workload.documents}
         data.write_text("".join(json.dumps({"doc_id": c.doc_id, "document": documents[c.doc_id], "system": c.system,
                                             "summary": c.summary}) + "\n" for c in workload.candidates))
-        pipeline = Pipeline(config, Path(tmp) / "store", backend_factory=keep)
+        pipeline = Pipeline(config, Path(tmp) / "store", backend_factory=keep, method=version)
         _ = pipeline.dispatch.backend  # start the engine before the clock
         started = time.perf_counter()
         outcome = pipeline.score(load_input(data))
@@ -141,18 +154,20 @@ def main() -> None:
     gpu, bandwidth = gpu_bandwidth(args.bandwidth_tbs)
     weights, kv_per_token = model_bytes(args.model)
     output = sum(o for _, o in tokens)
-    result = {
+    judgments, n = outcome.usage["judgments"], workload.summaries
+    return {
         "gpu": gpu, "bandwidth_bytes_per_s": bandwidth, "model": str(args.model), "config": args.config,
-        "workload": workload.name, "summaries": workload.summaries, "requests": len(tokens), "seconds": round(seconds, 1),
-        "summaries_per_s": round(workload.summaries / seconds, 3), "output_tokens": output,
-        "output_tokens_per_s": round(output / seconds, 1),
-        "prefix_cache_hit_rate": outcome.usage["judgments"].get("prefix_cache_hit_rate"),
+        "method_version": version, "workload": workload.name, "summaries": n, "requests": len(tokens),
+        "seconds": round(seconds, 1), "seconds_per_summary": round(seconds / n, 3),
+        "summaries_per_s": round(n / seconds, 3), "output_tokens": output, "output_tokens_per_s": round(output / seconds, 1),
+        "judgment_requests_per_summary": round(judgments["requests"] / n, 2),
+        "judgment_prompt_tokens_computed_per_summary": round(
+            (judgments["prompt_tokens"] - (judgments["cached_prompt_tokens"] or 0)) / n, 1),
+        "judgment_tokens_generated_per_summary": round(judgments["completion_tokens"] / n, 1),
+        "prefix_cache_hit_rate": judgments.get("prefix_cache_hit_rate"),
         "validation_failures": outcome.validation_failures,
         **bandwidth_fraction(tokens, steps, weights, kv_per_token, seconds, bandwidth),
     }
-    print(json.dumps(result, indent=1))
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":

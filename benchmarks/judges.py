@@ -143,8 +143,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         check = r["check_judge"]
         summeval = r.get("summeval")
-        decision = f", threshold {r['realsumm']['sample']['decision_threshold']}" \
-            if r["realsumm"].get("sample", {}).get("decision_threshold") else ""
+        sample = r["realsumm"].get("sample", {})
+        thresholds = sample.get("thresholds") or (
+            {"facts": sample["decision_threshold"]} if sample.get("decision_threshold") else {})  # rows before v7
+        decision = ", thresholds " + ", ".join(f"{k} {v}" for k, v in thresholds.items()) if thresholds else ""
         lines.append("| " + " | ".join([
             f"{r['judge']} (v{r['method_version']}{decision})",
             f"{_estimate(check['judge_balanced_accuracy'], *check.get('judge_balanced_accuracy_interval', [None, None]))}"

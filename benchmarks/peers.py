@@ -51,6 +51,17 @@ from scaffold_local.metaeval.data import load  # noqa: E402
 from scaffold_local.provenance import cpu_info  # noqa: E402
 
 TOOLS = ("scaffold_local", "finesure", "geval", "deepeval", "ragas", "scaffold_local_engine")
+# "scaffold_local@7": the package under that method version (the served config's own otherwise), side by side
+
+
+def base_tool(tool: str) -> str:
+    """A tool's name without its method version ("scaffold_local@7" -> "scaffold_local")."""
+    return tool.split("@", 1)[0]
+
+
+def known(tool: str) -> bool:
+    name, _, version = tool.partition("@")
+    return name in TOOLS and (not version or (name.startswith("scaffold_local") and version.isdigit()))
 LIBRARIES = {"deepeval", "ragas"}  # run by peer_tools/peer_libraries.py in the peers' environment
 WHAT = {  # the score each tool's row correlates with LitePyramid recall
     "scaffold_local": "FC (share of the scaffold's main and supporting facts kept)",
@@ -135,6 +146,15 @@ def documents_for(data: Path, n_documents: int, per_document: int) -> list[dict[
 IN_PROCESS = {"scaffold_local_engine"}  # no server: measured after it has stopped (memory for one judge at a time)
 
 
+def in_process(tool: str) -> bool:
+    return base_tool(tool) in IN_PROCESS
+
+
+def method_of(tool: str) -> int | None:
+    _, _, version = tool.partition("@")
+    return int(version) if version else None
+
+
 def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy | None, model: str, setting: int,
             peers_python: str | None, judge_config: str, dataset: str = "realsumm") -> dict[str, Any]:
     label = f"{tool}-{dataset}-{setting}-{'+'.join(d['doc_id'] for d in documents)}"
@@ -145,10 +165,10 @@ def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy | N
             return {"tool": tool, "setting": setting, "dataset": dataset, "doc_ids": [d["doc_id"] for d in documents],
                     "skipped": "no --peers-python (see peers-requirements.txt)"}
         scores = run_library(tool, documents, url, model, peers_python)
-    elif tool == "scaffold_local":
-        scores = tools.scaffold_local(documents, url, model, judge_config)
-    elif tool == "scaffold_local_engine":
-        scores = tools.scaffold_local_engine(documents, judge_config)
+    elif base_tool(tool) == "scaffold_local":
+        scores = tools.scaffold_local(documents, url, model, judge_config, method_of(tool))
+    elif base_tool(tool) == "scaffold_local_engine":
+        scores = tools.scaffold_local_engine(documents, judge_config, method_of(tool))
     else:
         scores = getattr(tools, tool)(documents, url, model)
     seconds = time.perf_counter() - started
@@ -157,7 +177,7 @@ def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy | N
         tally.update(calls=scores.counted["requests"], prompt_tokens=scores.counted["prompt_tokens"],
                      completion_tokens=scores.counted["completion_tokens"])
     n = sum(len(d["summaries"]) for d in documents)
-    where, key, _ = FAITHFULNESS.get(tool, ("", None, ""))
+    where, key, _ = FAITHFULNESS.get(base_tool(tool), ("", None, ""))
     faithful = ({k: (v or {}).get(key or "") for k, v in scores.extra.items()} if where == "extra" else
                 scores.scores if where == "scores" else {})
     return {"tool": tool, "setting": setting, "dataset": dataset, "doc_ids": [d["doc_id"] for d in documents],
@@ -209,12 +229,12 @@ def frank_agreement(row: dict[str, Any], documents: list[dict[str, Any]]) -> lis
     return correlation_table(rows, "tool", "human", systems=False)
 
 
-def ratios_at(rows: list[dict[str, Any]], setting: int = 8) -> dict[str, float]:
-    """Each peer's wall time per summary over scaffold_local's at `setting`, on the documents both measured."""
+def ratios_at(rows: list[dict[str, Any]], setting: int = 8, ours_tool: str = "scaffold_local") -> dict[str, float]:
+    """Each peer's wall time per summary over `ours_tool`'s at `setting`, on the documents both measured."""
     at = [r for r in rows if r["dataset"] == "realsumm" and r["setting"] == setting and "wall_s" in r]
-    ours = {d: r for r in at if r["tool"] == "scaffold_local" for d in r["doc_ids"]}
+    ours = {d: r for r in at if r["tool"] == ours_tool for d in r["doc_ids"]}
     out = {}
-    for tool in dict.fromkeys(r["tool"] for r in at if r["tool"] != "scaffold_local"):
+    for tool in dict.fromkeys(r["tool"] for r in at if r["tool"] != ours_tool):
         theirs = {d: r for r in at if r["tool"] == tool for d in r["doc_ids"]}
         shared = [d for d in theirs if d in ours]
         if shared:  # one row per document: its wall time and summaries are that document's
@@ -265,7 +285,7 @@ def markdown(result: dict[str, Any]) -> str:
             + " / ".join(str(len(rows[s]["doc_ids"])) if s in rows else "0" for s in settings)
             + f" | {failures}; {failed_calls} | {_spearman(table, 'summary', POOLED)} / "
             f"{_spearman(table, 'summary', PER_DOCUMENT)} / {_spearman(table, 'system', OWN_SUMMARIES)} |")
-    lines += ["", "What each row's score is: " + "; ".join(f"{t}: {WHAT[t]}" for t in result["tools"]) + ". "
+    lines += ["", "What each row's score is: " + "; ".join(f"{t}: {WHAT[base_tool(t)]}" for t in result["tools"]) + ". "
               "Calls and tokens per summary: at the largest setting measured; agreement: on each document, the scores "
               "of the largest setting measured on it (" + "; ".join(
                   f"{t} {a['documents']} documents at {'/'.join(map(str, a['settings']))}"
@@ -283,13 +303,14 @@ def markdown(result: dict[str, Any]) -> str:
                 continue
             table = result["frank_agreement"].get(r["tool"], [])
             scored = sum(v is not None for _, _, v in r["faithfulness"])
-            lines.append(f"| {r['tool']} | {FAITHFULNESS[r['tool']][2]} | {scored} of {r['summaries']} | "
+            lines.append(f"| {r['tool']} | {FAITHFULNESS[base_tool(r['tool'])][2]} | {scored} of {r['summaries']} | "
                          f"{r['calls_per_summary']} | {r['s_per_summary']} | "
                          f"{sum(r['tool_failures'].values())}; {sum(r['failures'].values())} | "
                          f"{_spearman(table, 'summary', POOLED)} / {_spearman(table, 'summary', PER_DOCUMENT)} |")
-    if result.get("ratios"):
-        lines += ["", "Wall time per summary at 8 summaries per document, each peer's over scaffold_local's, on the "
-                  "documents both measured: " + ", ".join(f"{t} {r}x" for t, r in result["ratios"].items()) + "."]
+    for ours, ratios in (result.get("ratios_by_version") or {"scaffold_local": result.get("ratios")}).items():
+        if ratios:
+            lines += ["", f"Wall time per summary at 8 summaries per document, each peer's over {ours}'s, on the "
+                      "documents both measured: " + ", ".join(f"{t} {r}x" for t, r in ratios.items()) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -311,7 +332,7 @@ def main() -> None:
     parser.add_argument("--table", help="the tools the tables show, measured in this run or before [default: --tools]; "
                         "each cell sums the documents (of the first --documents) measured for it")
     args = parser.parse_args()
-    chosen = [t for t in dict.fromkeys(args.tools.split(",")) if t in TOOLS]  # in the order given: cheap ones first
+    chosen = [t for t in dict.fromkeys(args.tools.split(",")) if known(t)]  # in the order given: cheap ones first
     settings = sorted(int(s) for s in args.settings.split(","))
 
     # Each finished row is kept at once, so an interrupted run resumes with the rows still to measure.
@@ -330,7 +351,7 @@ def main() -> None:
     server = None
     if args.server:
         base_url = args.server.rstrip("/")
-    elif any(tool not in IN_PROCESS for tool, *_ in todo):
+    elif any(not in_process(tool) for tool, *_ in todo):
         server = JudgeServer(args.serve, args.out.with_suffix(".server.log"))
         base_url, published = server.base_url, server.wait_ready()
         if published != model:
@@ -352,16 +373,16 @@ def main() -> None:
     try:
         with CountingProxy(base_url) as proxy:
             for tool, setting, dataset, doc_id in todo:
-                if tool not in IN_PROCESS:
+                if not in_process(tool):
                     run(tool, setting, dataset, doc_id, proxy)
     finally:
         if server is not None:
             server.stop()
     for tool, setting, dataset, doc_id in todo:  # the judge in this process, the server's memory given back
-        if tool in IN_PROCESS:
+        if in_process(tool):
             run(tool, setting, dataset, doc_id, None)
 
-    shown = [t for t in dict.fromkeys(args.table.split(",")) if t in TOOLS] if args.table else chosen
+    shown = [t for t in dict.fromkeys(args.table.split(",")) if known(t)] if args.table else chosen
     wanted = {("realsumm", d) for d in doc_ids} | {("frank", d["doc_id"]) for d in frank}
     kept = [r for r in rows if r["tool"] in shown and (r["setting"] in settings or r["dataset"] == "frank")
             and all((r["dataset"], d) in wanted for d in r["doc_ids"])]
@@ -378,6 +399,7 @@ def main() -> None:
         "agreement_over": {t: {k: a[k] for k in ("documents", "settings")} for t, a in over.items()},
         "frank_documents": args.frank,
         "ratios": ratios_at(kept),
+        "ratios_by_version": {t: ratios_at(kept, ours_tool=t) for t in shown if t.startswith("scaffold_local@")},
     }
     result["frank_agreement"] = {r["tool"]: frank_agreement(r, frank) for r in result["rows"]
                                  if r["dataset"] == "frank" and "faithfulness" in r}

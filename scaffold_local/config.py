@@ -12,11 +12,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .backends import EngineOptions, backend_class, backend_names
-from .errors import ConfigError
+from .errors import ConfigError, UsageError
 from .method import method_version
 from .schemas import SchemaLimits
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-llama-cpp"  # the CPU judge; SmolLM2-135M by name, for fast tests
+# The kinds of judgment a threshold may apply to: each view's verdicts and the sentence check's.
+THRESHOLD_KINDS = ("facts", "questions", "entities", "faithfulness")
 
 
 def resource_dir(name: str) -> Path:
@@ -63,11 +65,25 @@ class ModelConfig(BaseModel):
                                                         "the engine's token probabilities")
     method_version: int | None = Field(None, description="the method version this judge runs unless one is asked "
                                                          "for (None: the package default)")
-    decision_threshold: float | None = Field(
-        None, gt=0, lt=1, description="a fact or question counts as kept when P(kept) >= this, instead of the judge's "
-                                      "greedy word; calibrated by `meta-eval` on human labels under `method_version` "
-                                      "(3, 4 or 5: where P(kept) is a confidence)")
+    thresholds: dict[int, dict[str, float]] = Field(
+        default_factory=dict, description="by method version, by kind of judgment (facts, questions, entities, "
+                                          "faithfulness): an item counts as kept (a sentence as supported) when its "
+                                          "P >= this, instead of the judge's greedy word; calibrated by `meta-eval` on "
+                                          "the human labels of dev documents, under that method version only")
     engine: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_threshold(cls, data: Any) -> Any:
+        """`decision_threshold` (before thresholds per kind): facts and questions under `method_version`."""
+        if isinstance(data, dict) and "decision_threshold" in data:
+            data = dict(data)
+            threshold = data.pop("decision_threshold")
+            if not data.get("method_version"):
+                raise ValueError("decision_threshold needs the method_version it was calibrated under")
+            data["thresholds"] = {data["method_version"]: {"facts": threshold, "questions": threshold},
+                                  **data.get("thresholds", {})}
+        return data
 
     @field_validator("name")
     @classmethod
@@ -88,20 +104,31 @@ class ModelConfig(BaseModel):
     @model_validator(mode="after")
     def _engine_settings(self) -> ModelConfig:
         check_engine_options(self.backend, backend_class(self.backend).engine_options, self.engine)  # before any engine
-        if self.decision_threshold is not None and not (self.verdict_confidence and self.method_version):
-            raise ValueError("decision_threshold needs verdict_confidence = true (the threshold applies to P(kept)) "
-                             "and the method_version it was calibrated under")
-        if self.decision_threshold is not None and (note := method_version(self.method_version).not_a_confidence):
-            raise ValueError(f"decision_threshold needs P(kept) to be a confidence, but {note}")
+        for number, kinds in self.thresholds.items():
+            try:
+                method = method_version(number)
+            except UsageError as exc:
+                raise ValueError(f"thresholds.{number}: {exc}") from None
+            if (note := method.not_a_confidence) is not None:
+                raise ValueError(f"thresholds under method version {number} need P(kept) to be a confidence, but {note}")
+            if not method.reads_verdicts and not self.verdict_confidence:
+                raise ValueError(f"thresholds under method version {number} need verdict_confidence = true (they apply "
+                                 "to P(kept), which that version reads from the tokens it writes)")
+            if unknown := sorted(set(kinds) - set(THRESHOLD_KINDS)):
+                raise ValueError(f"thresholds.{number}: unknown kind {', '.join(unknown)} "
+                                 f"(known: {', '.join(THRESHOLD_KINDS)})")
+            if bad := [f"{k} = {v}" for k, v in kinds.items() if not 0 < v < 1]:
+                raise ValueError(f"thresholds.{number}: {', '.join(bad)}: a threshold is a probability strictly "
+                                 "between 0 and 1")
         return self
 
     def fingerprint(self) -> str:
         """Hash of everything that shapes the judge's outputs: the key for cached scaffolds."""
         # verdict_confidence is left out: the requests that ask for probabilities carry it in their sampling.
-        # method_version and decision_threshold are left out too: the method is in every prompt and schema,
-        # and the threshold reads outputs without changing them (the run identity records it).
+        # method_version and thresholds are left out too: the method is in every prompt and schema, and a
+        # threshold reads outputs without changing them (the run identity records it).
         payload = self.model_dump(exclude={"name", "description", "engine", "limits", "budget", "requests_per_call",
-                                           "verdict_confidence", "method_version", "decision_threshold"})
+                                           "verdict_confidence", "method_version", "thresholds"})
         backend = backend_class(self.backend)
         payload["engine"] = {k: v for k, v in self.engine.items() if k not in backend.engine_options.throughput_only}
         payload["backend"] = backend.same_outputs_as or self.backend

@@ -60,23 +60,38 @@ class Dispatcher:
             self._backend = None
 
     def send(self, planned: Sequence[PlannedRequest], label: str, on_batch: Callable[[list[Record]], None]) -> None:
-        """Send requests in batches and hand each batch's records on as it returns."""
+        """Send requests in batches and hand their records on: each as its engine reports it finished, the
+        rest (and a truncated output's retry) when the call returns."""
         if not planned:
             return
         with self.progress(label, len(planned)) as advance:
             for batch in batches(planned, self.batch_requests):
-                records = [self.judge.record(p, r) for p, r in zip(batch, self._generate(batch, advance))]
-                truncated = [i for i, r in enumerate(records) if r.failure == "truncated"]
+                handed: dict[int, Result] = {}  # the results handed on before the call returned
+
+                def arrived(index: int, result: Result, batch: list[PlannedRequest] = batch,
+                            handed: dict[int, Result] = handed) -> None:
+                    record = self.judge.record(batch[index], result)
+                    if record.failure != "truncated":  # a truncated output waits for its retry
+                        on_batch([record])
+                        handed[index] = result
+                        advance(1)
+
+                results = self._generate(batch, advance, arrived)
+                records = {i: self.judge.record(p, r) for i, (p, r) in enumerate(zip(batch, results))
+                           if handed.get(i) != r}  # the call's own result is the last word
+                truncated = [i for i, r in records.items() if r.failure == "truncated"]
                 if truncated:
                     retries = [batch[i].with_budget(2 * batch[i].request.sampling.max_tokens) for i in truncated]
                     for i, retry, result in zip(truncated, retries, self._generate(retries, advance)):
                         if result.failure != "context_overflow":  # a budget the context cannot hold: keep the first
                             records[i] = self.judge.record(retry, result, attempts=2)
-                on_batch(records)
-                advance(len(batch))
+                on_batch(list(records.values()))
+                advance(len(batch) - len(handed))
 
-    def _generate(self, batch: Sequence[PlannedRequest], advance: Advance) -> list[Result]:
+    def _generate(self, batch: Sequence[PlannedRequest], advance: Advance,
+                  arrived: Callable[[int, Result], None] | None = None) -> list[Result]:
         backend = self.backend  # started (and its start-up not timed) before the clock runs
+        backend.on_result = arrived
         if backend.reports_steps:  # engines that can say how far a long call has got
             backend.on_step = lambda done, rows, tokens, most: advance(
                 0, f"engine call: {done}/{rows} done, {tokens} tokens of at most {most}")
@@ -94,7 +109,11 @@ class Dispatcher:
 
 def prefix_order(planned: PlannedRequest) -> tuple[str, str, str]:
     """Sort key for sending: all summaries of a scaffold adjacent, then the same task together, so
-    that requests sharing a prompt prefix (instructions, document or scaffold) follow each other."""
+    that requests sharing a prompt prefix (instructions, document or scaffold) follow each other.
+    Readings (method version 7) share the instructions, then the summary, across tasks: one summary's
+    readings together, task by task."""
+    if planned.reading is not None:
+        return planned.doc_id, planned.system or "", planned.task
     return planned.doc_id, planned.task, planned.system or ""
 
 

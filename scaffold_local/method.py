@@ -16,7 +16,16 @@ computes it once for all its items), with worked examples in its alignment and e
 version 6 is version 5 for documents in any language: the scaffold is written in its document's
 language (detected offline, named in the extraction prompts and recorded in the scaffold) and
 summary sentences are split with the rules of their own language (text.py); its judgment
-requests are version 5's, so a decision threshold calibrated under 5 holds.
+requests are version 5's, so a decision threshold calibrated under 5 holds. Version 7 is version 6
+with verdicts read instead of written: every yes/no judgment (a fact kept, a question answered, an
+entity attribute kept, a summary sentence supported) is one prompt that ends where the judge's JSON
+answer gives its value, and the verdict is the judge's probability there (requests/readings.py),
+nothing generated; its prompts put every constant first (instructions and examples, then the summary
+or the document, then the item); items labelled "other" are asked about only where a metric counts
+them (entity attributes); the sentences that carry a kept fact (Fact Focus) and the error category of
+an unsupported sentence are read the same way, after the verdict; each direct-score axis is the
+probability-weighted mean grade (as G-Eval reads it), without a rationale. Justifications are written
+only on demand (`show --explain`), never read by a metric.
 Older versions stay selectable so that their scores can be reproduced. Metric definitions are not
 versioned: they follow METHOD.md.
 """
@@ -67,6 +76,8 @@ class MethodVersion:
     # The scaffold in the document's language: its extraction prompts name the detected language.
     in_document_language: bool = False
     judges_like: int | None = None  # the version whose judgment requests it sends (its calibration holds)
+    # Verdicts read from the judge's next-token distribution at the answer position, nothing generated.
+    reads_verdicts: bool = False
 
     def describe(self) -> dict[str, Any]:
         """As run specs store it; the paper's views are left out, so runs made before versions named
@@ -74,7 +85,7 @@ class MethodVersion:
         described = asdict(self)
         if self.views == PAPER_VIEWS:
             del described["views"]
-        for added in ("in_document_language", "judges_like"):  # fields added with version 6
+        for added in ("in_document_language", "judges_like", "reads_verdicts"):  # fields added with versions 6 and 7
             if not described[added]:
                 del described[added]
         return described
@@ -90,7 +101,7 @@ class MethodVersion:
     def decides_before_rationale(self) -> bool:
         """Whether the judge decides before writing any text that states its decision: only then is
         the decision token's probability a confidence rather than consistency with a rationale."""
-        return self.verdict_first or self.compact_verdicts
+        return self.verdict_first or self.compact_verdicts or self.reads_verdicts
 
     @property
     def not_a_confidence(self) -> str | None:
@@ -113,6 +124,8 @@ METHOD_VERSIONS = {
                      one_item_per_request=True),
     6: MethodVersion(6, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
                      one_item_per_request=True, in_document_language=True, judges_like=5),
+    7: MethodVersion(7, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
+                     one_item_per_request=True, in_document_language=True, reads_verdicts=True),
 }
 DEFAULT_METHOD_VERSION = 2
 

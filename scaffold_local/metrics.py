@@ -37,8 +37,8 @@ class Judgments:
     None in `sentence_faithful`."""
 
     views: dict[str, ViewVerdicts] = field(default_factory=dict)
-    sentence_faithful: Sequence[bool | None] | None = None
-    direct_score: Mapping[str, int] | None = None
+    sentence_faithful: Sequence[float | None] | None = None  # 1 faithful, 0 not (or P(supported), weighted)
+    direct_score: Mapping[str, float] | None = None
     failures: dict[str, str] = field(default_factory=dict)
 
 

@@ -246,7 +246,7 @@ class Pipeline:
         records, _ = self.answer([r for _, _, planned in checks.values() for r in planned], "checking scaffolds")
         for scaffold, quality, planned in checks.values():
             record = self.judge.by_kind(planned, records).get("faithfulness")
-            read_support(quality, scaffold, record.parsed if record else None)
+            read_support(quality, scaffold, record, self.judge)
             if quality.unsupported is not None:
                 save_support(quality_path(self.scaffolds.path(scaffold.key)), quality)
         return [quality for _, quality, _ in checks.values()]
@@ -371,6 +371,7 @@ def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command:
         scaffold_source=source,
         weighted_verdicts=weighted_verdicts,
         decision_threshold=None if weighted_verdicts else judge.decision_threshold,
+        thresholds={} if weighted_verdicts or not judge.method.reads_verdicts else judge.thresholds,
         created_at=now(),
         command=list(command) if command is not None else sys.argv,
         counts={"documents": len(loaded.documents), "candidates": len(loaded.candidates),

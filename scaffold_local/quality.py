@@ -17,7 +17,6 @@ from typing import Any
 
 from .config import ModelConfig
 from .data import Candidate, Document
-from .method import NO_ERROR
 from .scaffold import Scaffold
 from .schemas import SchemaLimits
 from .store import ScaffoldStore
@@ -93,17 +92,19 @@ def support_requests(judge: Any, scaffold: Scaffold, document: Document) -> list
     return judge.plan(None, document, candidate, task="check_faithfulness")
 
 
-def read_support(quality: ScaffoldQuality, scaffold: Scaffold, parsed: dict[str, Any] | None) -> None:
-    if parsed is None:
+def read_support(quality: ScaffoldQuality, scaffold: Scaffold, record: Any, judge: Any) -> None:
+    """The facts the judge's sentence check finds unsupported by the source, as its metrics would decide."""
+    if record is None or record.parsed is None:
         return
+    facts = scaffold.items("facts")
     quality.unsupported = []
-    for i, fact in enumerate(scaffold.items("facts"), 1):
-        verdict = parsed.get(f"S{i}")
-        if verdict is None:
-            continue  # this fact's check failed: neither supported nor unsupported
-        if verdict["category"] != NO_ERROR:
-            quality.unsupported.append(fact.id)
-            quality.unsupported_reasons[fact.id] = f"{verdict.get('category')}: {verdict.get('reason', '')}"
+    for i, (fact, supported) in enumerate(zip(facts, judge.sentence_verdicts(record, len(facts))), 1):
+        if supported is None or supported >= 0.5:
+            continue  # supported, or this fact's check failed: neither supported nor unsupported
+        verdict = record.parsed.get(f"S{i}", {})
+        category = judge.reader.category(verdict) if judge.reader is not None else verdict.get("category")
+        quality.unsupported.append(fact.id)
+        quality.unsupported_reasons[fact.id] = f"{category}: {verdict.get('reason', '')}".rstrip(": ")
 
 
 def quality_path(scaffold_path: Any) -> Any:

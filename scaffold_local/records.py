@@ -65,6 +65,10 @@ class Record(BaseModel):
     attempts: int = 1  # 2 when a truncated output was retried with a larger budget
     # P(kept) of each fact / question verdict, from the engine's token probabilities, when asked for
     confidence: dict[str, float] | None = None
+    # A reading's raw answer (method version 7): the judge's likeliest next tokens where its answer gives a
+    # value (token -> log-probability), from which `parsed` and `confidence` are read. Left out of a record
+    # without one, so records of earlier versions are written byte for byte as before.
+    next_token: dict[str, float] | None = Field(None, exclude_if=lambda value: value is None)
 
     @property
     def retryable(self) -> bool:
@@ -99,7 +103,7 @@ def usage_stats(records: Sequence[Record]) -> dict[str, Any]:
 
 RUN_FORMAT_VERSION = 2
 RUN_IDENTITY = ("input", "judge_fingerprint", "prompts", "schemas", "scaffold_source", "weighted_verdicts",
-                "decision_threshold")
+                "decision_threshold", "thresholds")
 RunStatus = Literal["running", "complete", "interrupted", "unknown"]
 
 
@@ -135,7 +139,8 @@ class RunSpec(BaseModel):
     schemas: dict[str, Any]
     scaffold_source: ScaffoldSource = ScaffoldSource()
     weighted_verdicts: bool = False  # facts and questions counted by the probability of their verdicts
-    decision_threshold: float | None = None  # kept when P(kept) >= it (the judge config's calibrated rule)
+    decision_threshold: float | None = None  # versions 3-6: a fact or question kept when P(kept) >= it (calibrated)
+    thresholds: dict[str, float] = Field(default_factory=dict)  # version 7 on: the calibrated threshold of each kind
     scaffold_keys: dict[str, str] = Field(default_factory=dict)  # doc_id -> scaffold key
     # Words a summary may have (`score --word-budget`): how its outputs are read, not what was judged,
     # so not part of the run's identity; the last run of the folder sets it.
@@ -166,7 +171,19 @@ class RunSpec(BaseModel):
             del identity["weighted_verdicts"]
         if self.decision_threshold is None:
             del identity["decision_threshold"]
+        if not self.thresholds:
+            del identity["thresholds"]
         return identity
+
+    def decided_by(self) -> dict[str, float]:
+        """The thresholds its verdicts were decided by, by kind (versions 3-6: facts and questions alike)."""
+        if self.decision_threshold is not None:
+            return {"facts": self.decision_threshold, "questions": self.decision_threshold}
+        return dict(self.thresholds)
+
+    @property
+    def reads_verdicts(self) -> bool:
+        return bool((self.method or {}).get("reads_verdicts"))
 
     def identity_hash(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()

@@ -17,13 +17,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from .config import ModelConfig
 from .errors import RunNotReadable, SummaryNotFound
+from .method import method_version
 from .metrics import SummaryScores, SystemScores
 from .records import RUN_FORMAT_VERSION, Record, RunSpec
-from .requests import join_records
+from .requests import Judge, join_records
 from .scaffold import Scaffold
 from .store import JudgmentCache, RunFolder, RunNameError, ScaffoldStore
-from .views import judgment_kind
+from .views import ViewVerdicts, judgment_kind
 
 
 class Run:
@@ -94,6 +96,15 @@ class Run:
             if r.doc_id == doc_id and r.system == system and kind is not None:
                 grouped.setdefault(kind, []).append(r)
         return {kind: join_records(found) for kind, found in grouped.items()}
+
+    @cached_property
+    def judge(self) -> Judge:
+        """The run's judge as it read its verdicts (its config, method version and thresholds); never started."""
+        return Judge(ModelConfig.model_validate(self.spec.judge), method_version(self.spec.method_version))
+
+    def verdicts(self, view: str, record: Record) -> ViewVerdicts:
+        """A view's verdicts as the run's metrics counted them (the thresholds applied, P(kept) where weighted)."""
+        return self.judge.verdicts(view, record, self.spec.weighted_verdicts)
 
     def scaffold(self, key: str) -> Scaffold | None:
         stored = ScaffoldStore(self.store_root).get(key)

@@ -130,3 +130,28 @@ def test_token_alternatives_give_a_confidence_for_every_verdict(backend):
     assert set(confidence) == set(verdicts) == {"F1", "F2"}
     for item, p in confidence.items():  # greedy decoding took the likelier side
         assert 0 <= p <= 1 and (p >= 0.5) == verdicts[item], (item, p, result.text)
+
+
+def test_a_reading_generates_nothing_and_returns_the_distribution_where_the_answer_goes_on(backend):
+    """Method version 7's requests end where the judge's answer gives a value: the engine returns the
+    likeliest next tokens there and generates nothing. A greedy one-token generation of the same continued
+    answer writes the reading's likeliest token (the same distribution, sampled)."""
+    from scaffold_local.method import method_version
+
+    config, instance = backend
+    judge = Judge(config, method_version(7))
+    document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
+    scaffold = Scaffold(key="k", doc_id="factory", document_sha256=document.sha256, questions=(), entities=(),
+                        facts=(Fact(id="F1", text="Alpha Corp opened a factory in Denton on Monday.", label="main point"),))
+    candidate = Candidate(record=1, doc_id="factory", system="a", summary="Alpha Corp opened a factory in Denton on Monday.")
+    read = judge.plan(scaffold, document, candidate, task="align_facts")[0].request
+    result = instance.generate([read])[0]
+    assert result.id == read.id and result.finish_reason == "stop", result.error
+    assert result.text == "" and result.usage is not None and result.usage.completion_tokens == 0
+    assert result.next_token and len(result.next_token) <= read.sampling.top_logprobs
+    assert all(lp <= 0 for lp in result.next_token.values())
+    if config.backend != "responder":  # the test double writes only its own verdicts
+        greedy = read.model_copy(update={"id": "greedy", "sampling": Sampling(max_tokens=1, top_logprobs=5)})
+        written = instance.generate([greedy])[0]
+        assert written.finish_reason in ("stop", "length") and written.text
+        assert written.text == max(result.next_token, key=lambda t: result.next_token[t])

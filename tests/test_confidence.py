@@ -134,18 +134,25 @@ def test_weights_and_thresholds_need_a_version_that_decides_before_its_justifica
     fields = {**responder_config.model_dump(), "verdict_confidence": True, "decision_threshold": 0.5}
     with pytest.raises(ValueError, match="method version 2.*not the judge's confidence"):
         ModelConfig.model_validate({**fields, "method_version": 2})
-    assert ModelConfig.model_validate({**fields, "method_version": 5}).decision_threshold == 0.5
+    # the one threshold of earlier configs reads as facts' and questions' under their method version
+    assert ModelConfig.model_validate({**fields, "method_version": 5}).thresholds == {5: {"facts": 0.5, "questions": 0.5}}
+    with pytest.raises(ValueError, match="need verdict_confidence"):
+        ModelConfig.model_validate({**fields, "verdict_confidence": False, "method_version": 5})
+    with pytest.raises(ValueError, match="unknown kind sentences"):
+        ModelConfig.model_validate({**responder_config.model_dump(), "thresholds": {7: {"sentences": 0.5}}})
+    # method version 7 reads its verdicts: its thresholds need no token probabilities of written verdicts
+    assert ModelConfig.model_validate({**responder_config.model_dump(), "thresholds": {7: {"faithfulness": 0.4}}})
 
 
 def test_check_judge_and_meta_eval_say_p_kept_is_not_a_confidence_under_version_2(tmp_path):
-    from scaffold_local.metaeval.realsumm import _alignment_result, _Items
+    from scaffold_local.metaeval.realsumm import AlignmentItems, _alignment_result
 
     store = tmp_path / "store"
     result = CliRunner().invoke(app, ["check-judge", "-m", str(RESPONDER_CONFIG), "--store", str(store),
                                       "--method-version", "2", "--verdict-confidence"], terminal_width=250)
     assert result.exit_code == 0, result.output
     assert "not the judge's confidence" in " ".join(result.output.split())
-    items = _Items(p_kept_note=method_version(2).not_a_confidence)
+    items = AlignmentItems(p_kept_note=method_version(2).not_a_confidence)
     items.add({"keyfacts": ["a", "b"]}, {"system": "s", "summary": "a",
                                          "human": {"scu_presence": [1, 0], "litepyramid_recall": 0.5,
                                                    "scu_presence_per_annotator": [[1, 0], [1, 0], [1, 0]]}},

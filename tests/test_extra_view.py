@@ -28,6 +28,7 @@ from scaffold_local.text import split_sentences
 from scaffold_local.views import (
     METRICS,
     JudgedItem,
+    ReadingRules,
     ResponderRules,
     ViewSpec,
     ViewVerdicts,
@@ -96,6 +97,9 @@ NUMBERS = ViewSpec(
     score=score,
     respond=ResponderRules(respond_extract, respond_align),
     templates=Path(__file__).parent / "data" / "numbers_view",
+    # Method versions that read their verdicts ask about one number at a time (align_numbers.v7.jinja).
+    reading=ReadingRules("stated", lambda numbers: [{"id": n.id, "value": n.value, "claim": n.claim} for n in numbers],
+                         lambda item, sentences: 0.9 if re.search(rf"\b{item['value']}\b", " ".join(sentences)) else 0.1),
 )
 # The newest method version with the numbers view after the paper's three, as the next version.
 NEWEST = max(METHOD_VERSIONS)

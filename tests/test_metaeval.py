@@ -396,10 +396,11 @@ def test_scaffold_quality_checks_without_the_judge():
     assert quality.unsupported is None and "F1~F2" in quality.describe()
 
 
-def test_extract_check_asks_the_judge_which_facts_the_source_supports(tmp_path):
+@pytest.mark.parametrize("version", [[], ["--method-version", "7"]], ids=["default", "v7"])
+def test_extract_check_asks_the_judge_which_facts_the_source_supports(tmp_path, version):
     rows = [{"doc_id": "factory", "document": FACTORY, "system": "s", "summary": "A factory opened."}]
     result = runner.invoke(app, ["extract", str(write_jsonl(tmp_path / "in.jsonl", rows)), "-m", str(RESPONDER_CONFIG),
-                                 "--store", str(tmp_path / "store"), "--check"])
+                                 "--store", str(tmp_path / "store"), "--check", *version])
     assert result.exit_code == 0, result.output
     assert "factory: main/supporting/other facts 2/2/1" in result.output
     assert "unsupported by the source: none" in result.output  # every fact is a sentence of the document

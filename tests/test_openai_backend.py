@@ -178,3 +178,54 @@ def test_missing_api_key_variable_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("NO_SUCH_KEY", raising=False)
     with pytest.raises(Exception, match="environment variable NO_SUCH_KEY is not set"):
         backend_for("http://127.0.0.1:9/v1", api_key_env="NO_SUCH_KEY")
+
+
+def reading(i: int = 0) -> Request:
+    return Request(id=f"doc/sys/facts/F{i}", messages=(Message(role="system", content="Be brief."),
+                                                        Message(role="user", content="Is it true?"),
+                                                        Message(role="assistant", content='{"inferred":')),
+                   json_schema=None, sampling=Sampling(max_tokens=0, top_logprobs=20, seed=7))
+
+
+def test_a_reading_asks_for_one_token_and_its_alternatives_continuing_the_answer():
+    body = request_body(reading(), "judge-7b", OpenAIOptions(base_url="http://x/v1"))
+    assert body == {
+        "model": "judge-7b",
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Is it true?"},
+                     {"role": "assistant", "content": '{"inferred":'}],
+        "max_tokens": 1, "temperature": 0.0, "logprobs": True, "top_logprobs": 20, "seed": 7,
+        "continue_final_message": True, "add_generation_prompt": False,
+    }
+
+
+def test_a_server_without_log_probabilities_cannot_read_a_verdict(stub_factory):
+    """A plain answer where a reading needs the alternatives: the run ends with why, not a fall-back."""
+    from scaffold_local.errors import BackendError
+
+    stub = stub_factory([(200, " true")])
+    with pytest.raises(BackendError, match="answered a reading without log-probabilities") as raised:
+        backend_for(stub.url).generate([reading(1), reading(2)])
+    assert "logprobs" in raised.value.hint
+
+
+def test_a_reading_returns_the_alternatives_at_the_first_position(stub_factory):
+    class Alternatives(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            top = [{"token": " true", "logprob": -0.2}, {"token": " false", "logprob": -1.8}, {"token": "true", "logprob": -3.0}]
+            payload = {"choices": [{"message": {"content": " true"}, "finish_reason": "length",
+                                    "logprobs": {"content": [{"token": " true", "logprob": -0.2, "top_logprobs": top}]}}],
+                       "usage": {"prompt_tokens": 30, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 16}}}
+            send_reply(self, 200, "application/json", json.dumps(payload).encode())
+
+    server, url = serve(Alternatives)
+    try:
+        result = backend_for(url).generate([reading()])[0]
+    finally:
+        server.shutdown()
+    assert result.text == "" and result.finish_reason == "stop" and result.next_token == {" true": -0.2, " false": -1.8,
+                                                                                          "true": -3.0}
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens, result.usage.cached_prompt_tokens) == (30, 0, 16)

@@ -275,13 +275,13 @@ def test_one_failed_item_request_fails_that_item_alone(responder_config, tmp_pat
 
 
 def test_a_calibrated_threshold_decides_the_verdicts_and_is_part_of_the_run(responder_config, small_input, tmp_path):
-    """With decision_threshold, a fact counts as kept when P(kept) >= it, not when the judge's word says
-    so. The responder gives "library"/"brief" its supporting fact (2 of 5 content words) P(kept) 0.083:
-    not kept at the word's 0.5, kept at 0.05, so Supp FC goes 0 -> 1 and FPS 1 -> 0. The threshold is in
-    the run identity, not in the cache keys."""
+    """With a threshold, a fact counts as kept when P(kept) >= it, not when the judge's word says so. The
+    responder gives "library"/"brief" its supporting fact (2 of 5 content words) P(kept) 0.083: not kept at
+    the word's 0.5, kept at 0.05, so Supp FC goes 0 -> 1 and FPS 1 -> 0. The threshold is in the run
+    identity, not in the cache keys."""
     store = tmp_path / "store"
     confident = responder_config.model_copy(update={"verdict_confidence": True, "method_version": 5})
-    lenient = confident.model_copy(update={"decision_threshold": 0.05})
+    lenient = confident.model_copy(update={"thresholds": {5: {"facts": 0.05, "questions": 0.05}}})
     assert lenient.fingerprint() == confident.fingerprint()
     plain = run(confident, store, small_input)
     factory = CountingFactory()
@@ -294,5 +294,5 @@ def test_a_calibrated_threshold_decides_the_verdicts_and_is_part_of_the_run(resp
     assert all(after[k]["fc"] == before[k]["fc"] for k in before if k != ("library", "brief"))
     assert plain.run_dir != thresholded.run_dir
     spec = json.loads((thresholded.run_dir / "spec.json").read_text())
-    assert spec["decision_threshold"] == 0.05 and spec["judge"]["decision_threshold"] == 0.05
+    assert spec["decision_threshold"] == 0.05 and spec["judge"]["thresholds"] == {"5": {"facts": 0.05, "questions": 0.05}}
     assert Pipeline(lenient, store, method=2).judge.decision_threshold is None  # calibrated under v5 only

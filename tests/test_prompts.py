@@ -42,7 +42,12 @@ def _render_all(version: int) -> str:
     planned = judge.extraction_requests(document) + judge.plan(SCAFFOLD, document, candidate)
     blocks = []
     for p in planned:
-        blocks.append(f"===== {p.request.id} ({judge.prompts[p.task].ref}, max_tokens={p.request.sampling.max_tokens})")
+        shape = f"max_tokens={p.request.sampling.max_tokens}"
+        if p.request.parts:
+            shape += f", parts={list(p.request.parts)}"
+        if p.request.continues_answer:
+            shape += ", continues the answer"
+        blocks.append(f"===== {p.request.id} ({judge.template(p.task).ref}, {shape})")
         blocks.extend(f"--- {m.role}\n{m.content}" for m in p.request.messages)
     return "\n".join(blocks) + "\n"
 
@@ -66,6 +71,15 @@ def test_rendered_prompt_snapshot_v4():
 
 def test_rendered_prompt_snapshot_v5():
     assert_snapshot("rendered_prompts.v5.txt", _render_all(5))
+
+
+def test_rendered_prompt_snapshot_v6():
+    assert_snapshot("rendered_prompts.v6.txt", _render_all(6))
+
+
+def test_rendered_prompt_snapshot_v7():
+    """Readings: parts where the prompt is split for sharing, answers continued up to the verdict."""
+    assert_snapshot("rendered_prompts.v7.txt", _render_all(7))
 
 
 def test_v5_asks_about_one_item_per_request_after_the_summary():

@@ -47,7 +47,8 @@ Tool = Callable[[list[dict[str, Any]], str, str], ToolScores]  # (documents, bas
 # ---------------------------------------------------------------- scaffold_local, through its hosted backend
 
 
-def scaffold_local(documents: list[dict[str, Any]], base_url: str, model: str, judge_config: str) -> ToolScores:
+def scaffold_local(documents: list[dict[str, Any]], base_url: str, model: str, judge_config: str,
+                   method: int | None = None) -> ToolScores:
     """The package through its hosted backend, with the judgment settings (method version, decision
     threshold, limits, budgets) of `judge_config`, the config the server serves. Every tool waits up to an
     hour for a call (a slow CPU server answers a long extraction in minutes), so no tool's row is a timeout's."""
@@ -58,17 +59,17 @@ def scaffold_local(documents: list[dict[str, Any]], base_url: str, model: str, j
                         'concurrency = 16\nresponse_format = "json_schema"\ntimeout_s = 3600\n', encoding="utf-8")
         return str(path)
 
-    return _score_with_package(documents, hosted)
+    return _score_with_package(documents, hosted, method=method)
 
 
-def scaffold_local_engine(documents: list[dict[str, Any]], judge_config: str) -> ToolScores:
+def scaffold_local_engine(documents: list[dict[str, Any]], judge_config: str, method: int | None = None) -> ToolScores:
     """The package with its judge in process (the config's own engine, vLLM here): no server, so its
     calls and tokens come from the run's records (`usage`), which the proxy test checks against the wire."""
-    return _score_with_package(documents, lambda work: judge_config, count_from_records=True)
+    return _score_with_package(documents, lambda work: judge_config, count_from_records=True, method=method)
 
 
 def _score_with_package(documents: list[dict[str, Any]], config_in: Callable[[Path], str],
-                        count_from_records: bool = False) -> ToolScores:
+                        count_from_records: bool = False, method: int | None = None) -> ToolScores:
     from scaffold_local import ModelConfig, Pipeline, load_input
 
     out = ToolScores()
@@ -78,7 +79,7 @@ def _score_with_package(documents: list[dict[str, Any]], config_in: Callable[[Pa
                 for d in documents for s in d["summaries"]]
         path = work / "input.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-        outcome = Pipeline(ModelConfig.load(config_in(work)), work / "store").score(load_input(path))
+        outcome = Pipeline(ModelConfig.load(config_in(work)), work / "store", method=method).score(load_input(path))
         if count_from_records:
             stages = outcome.usage["extraction"], outcome.usage["judgments"]
             out.counted = {key: sum(stage[key] for stage in stages)

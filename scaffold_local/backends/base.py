@@ -2,18 +2,25 @@
 
 A backend takes the whole list of requests and returns one result per request, in order. One
 failing request never fails the batch: it comes back with finish_reason "error" and its message.
+
+A request whose last message is the assistant's is continued: its content is the start of the
+answer, written after the chat template's generation prompt. A *reading* (`max_tokens` 0) generates
+nothing: the engine computes the prompt and returns the `top_logprobs` most likely next tokens at
+its end (`Result.next_token`), so a verdict is read from the judge's distribution where it would
+decide, at the cost of the prompt alone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import BackendError
 from ..records import FailureCategory, Message
@@ -22,7 +29,8 @@ from .tokens import EstimatedTokens, TokenCounter
 
 class Sampling(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-    max_tokens: int = Field(ge=1)  # required: engines' own defaults (vLLM: 16) silently truncate
+    # Required: engines' own defaults (vLLM: 16) silently truncate. 0: a reading (the module's docstring).
+    max_tokens: int = Field(ge=0)
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int | None = 0
@@ -30,6 +38,16 @@ class Sampling(BaseModel):
     # judge's confidence in its verdicts). Part of the cache key only when asked for, so the keys of
     # requests made without it never change.
     top_logprobs: int = Field(0, ge=0, le=20)
+
+    @model_validator(mode="after")
+    def _a_reading_returns_alternatives(self) -> Sampling:
+        if self.max_tokens == 0 and not self.top_logprobs:
+            raise ValueError("a reading (max_tokens 0) needs top_logprobs: the next tokens it returns")
+        return self
+
+    @property
+    def reading(self) -> bool:
+        return self.max_tokens == 0
 
     def key_fields(self) -> dict[str, Any]:
         return self.model_dump(exclude={"top_logprobs"} if not self.top_logprobs else set())
@@ -48,15 +66,27 @@ class Request(BaseModel):
     # Structured inputs the prompt was rendered from. Engines ignore it; test doubles answer from
     # it and traces keep it. It is not part of the cache key: the messages already determine it.
     context: dict[str, Any] = Field(default_factory=dict)
+    # Where the parts of the prompt that other requests share end: (message index, character offset)
+    # at which each later part starts. An engine that computes a prompt part by part (llama.cpp)
+    # computes each part on its own, so a request's numbers depend on its own prompt only, never on
+    # which requests share a batch. Part of the cache key where given: the parts shape the numbers.
+    parts: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def continues_answer(self) -> bool:
+        """The last message is the start of the assistant's answer, which the engine continues."""
+        return bool(self.messages) and self.messages[-1].role == "assistant"
 
     def cache_key(self, judge_fingerprint: str, schema_text: str | None = None) -> str:
-        """What determines the output: judge, messages, schema, sampling. Ids, groups and context do not.
+        """What determines the output: judge, messages, schema, sampling (and the prompt's parts, where
+        given). Ids, groups and context do not.
         `schema_text`: json.dumps(json_schema, sort_keys=True) where the caller keeps it per schema
         (the same key; dumping a large schema per request was a tenth of a rerun's time)."""
         payload = {
             "judge": judge_fingerprint,
             "messages": [m.model_dump() for m in self.messages],
             "sampling": self.sampling.key_fields(),
+            **({"parts": self.parts} if self.parts else {}),
         }
         text = json.dumps(payload, sort_keys=True)
         schema = schema_text if schema_text is not None else json.dumps(self.json_schema, sort_keys=True)
@@ -102,6 +132,9 @@ class Result(BaseModel):
     error: str | None = None
     failure: FailureCategory | None = None  # with finish_reason "error": what kind of failure, for retry decisions
     logprobs: list[TokenAlternatives] | None = None  # when the request asked for top_logprobs and the engine gives them
+    # A reading's result: the most likely next tokens at the end of the prompt (token text -> log-probability,
+    # the model's own distribution; tokens with the same text summed), nothing generated.
+    next_token: dict[str, float] | None = None
     latency_s: float | None = None
 
 
@@ -131,6 +164,8 @@ class EngineConfig(Protocol):
 
 # (requests of the call finished, requests in the call, tokens decoded so far, at most)
 StepCallback = Callable[[int, int, int, int], None]
+# (index of the request in the call, its result): called as each request finishes, before the call returns
+ResultCallback = Callable[[int, Result], None]
 
 
 @runtime_checkable
@@ -146,6 +181,9 @@ class Backend(Protocol):
         ...
 
     on_step: StepCallback | None
+    # Set by the dispatcher: an engine that finishes requests one after another within a call reports each as
+    # it finishes (so it is stored before the call returns: a kill loses only the requests in flight).
+    on_result: ResultCallback | None
     retries: Counter[str]  # attempts sent again within a call, by the failed one's failure class
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
@@ -187,7 +225,14 @@ class BaseBackend:
                                backend=self.name)
         self.options: Any = self.engine_options.model_validate(config.engine)
         self.on_step: StepCallback | None = None  # set by the dispatcher where `reports_steps`
+        self.on_result: ResultCallback | None = None  # set by the dispatcher
         self.retries: Counter[str] = Counter()  # attempts sent again within a call, by the failed one's class
+
+    def finished(self, index: int, result: Result) -> Result:
+        """Report a request of the current call as finished (see `on_result`); returns the result."""
+        if self.on_result is not None:
+            self.on_result(index, result)
+        return result
 
     def missing(self, exc: ImportError) -> BackendError:
         """The error for an engine package that is not installed, with the line that installs it."""
@@ -254,3 +299,30 @@ def _validator(schema: str) -> Any:
     integers = base.TYPE_CHECKER.redefine(
         "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
     return jsonschema.validators.extend(base, type_checker=integers)(parsed)
+
+
+def next_token_alternatives(pairs: Iterable[tuple[str, float]]) -> dict[str, float]:
+    """A reading's answer from (token text, log-probability) pairs: most likely first, the log-probabilities of
+    tokens with the same text (two spellings of one piece) summed."""
+    top: dict[str, float] = {}
+    for text, logprob in pairs:
+        if text in top:
+            high, low = max(top[text], logprob), min(top[text], logprob)
+            logprob = high + math.log1p(math.exp(low - high))
+        top[text] = float(logprob)
+    return dict(sorted(top.items(), key=lambda kv: -kv[1]))
+
+
+def split_prompt(rendered: str, messages: Sequence[Message], parts: Sequence[tuple[int, int]]) -> list[str]:
+    """A rendered prompt cut where each of `parts` starts ((message index, offset in its content), see
+    `Request.parts`): each message's content is found in the rendered text in order. A template that does
+    not render a content verbatim leaves the prompt whole."""
+    starts, at = [], 0
+    for message in messages:
+        found = rendered.find(message.content, at)
+        if found < 0:
+            return [rendered]
+        starts.append(found)
+        at = found + len(message.content)
+    cuts = sorted({starts[i] + offset for i, offset in parts if 0 < starts[i] + offset < len(rendered)})
+    return [rendered[a:b] for a, b in zip([0, *cuts], [*cuts, len(rendered)])]

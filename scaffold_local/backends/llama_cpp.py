@@ -12,6 +12,14 @@ once: a request copies it from an earlier request of its group, or from the prev
 prompt, which stays in the cache. Each request's JSON schema becomes a GBNF grammar (llama-cpp-python's
 converter, corrected) checked per sequence; verdict confidence comes from the model's raw next-token
 distribution, read before the grammar (as transformers does).
+
+Readings (`max_tokens` 0) generate nothing and are computed part by part (`Request.parts`): the parts a
+request shares with others (instructions, a document, a summary) are computed each on its own, from an
+empty cache, and kept in sequence 0 while the next requests share them (or restored from a saved
+state); the last part, the item, is computed alone in a sequence of its own. Every prefill of a reading
+is therefore the same computation whatever else is in the batch, the store or the file, and its
+distribution is identical to the bit (llama.cpp's results depend on which tokens share a batch: the
+sequences a generation decodes together are not batch-invariant).
 """
 
 from __future__ import annotations
@@ -44,6 +52,8 @@ from .base import (
     context_overflow,
     covering_text,
     error_results,
+    next_token_alternatives,
+    split_prompt,
 )
 from .llama_cpp_check import SmokeCheck, ensure_llama_cpp_runs
 from .tokens import TokenCounter, TokenizerTokens
@@ -59,12 +69,15 @@ logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
 class LlamaCppOptions(EngineOptions):
     """llama.cpp in process; one request's context is the config's max_model_len."""
 
-    throughput_only: ClassVar[frozenset[str]] = frozenset({"threads", "batch_size", "parallel", "kv_tokens"})
+    throughput_only: ClassVar[frozenset[str]] = frozenset({"threads", "batch_size", "parallel", "kv_tokens",
+                                                              "saved_prefix_bytes"})
     threads: int | None = Field(None, ge=1, description="CPU threads; None: every core this process may use")
     batch_size: int = Field(512, ge=8, description="tokens per forward pass (llama.cpp's n_batch)")
     parallel: int = Field(16, ge=1, le=256, description="requests decoded together, one token each per forward pass")
     kv_tokens: int = Field(16384, ge=512, description="KV-cache cells shared by the requests decoded together (a "
                                                        "prompt prefix they share is stored once)")
+    saved_prefix_bytes: int = Field(256 << 20, ge=0, description="readings: memory for the saved KV states of shared "
+                                                                  "prompt parts (instructions, documents), most recent kept")
 
     @model_validator(mode="after")
     def _fits_a_batch(self) -> LlamaCppOptions:
@@ -156,9 +169,25 @@ class ChatTokenizer:
         """Without the weights (a fraction of a second): for counting prompt tokens before anything is sent."""
         return cls(_load_model(gguf_path(model), vocab_only=True))
 
+    def text(self, messages: Sequence[Any]) -> tuple[str, bool]:
+        """The prompt as the engine sees it, and whether the template wrote the BOS token itself: the chat
+        template with its generation prompt, then, where the last message is the assistant's, that
+        message's content, continued rather than closed."""
+        answer = messages[-1].content if messages and messages[-1].role == "assistant" else None
+        shown = messages[:-1] if answer is not None else messages
+        formatted = self.formatter(messages=[m.model_dump() for m in shown])
+        return formatted.prompt + (answer or ""), bool(formatted.added_special)
+
     def tokens(self, request_messages: Sequence[Any]) -> list[int]:
-        formatted = self.formatter(messages=[m.model_dump() for m in request_messages])
-        return self.model.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
+        prompt, special = self.text(request_messages)
+        return self.model.tokenize(prompt.encode("utf-8"), add_bos=not special, special=True)
+
+    def part_tokens(self, request: Request) -> list[list[int]]:
+        """The prompt's tokens part by part (`Request.parts`), each part tokenized on its own."""
+        prompt, special = self.text(request.messages)
+        pieces = split_prompt(prompt, request.messages, request.parts)
+        return [self.model.tokenize(piece.encode("utf-8"), add_bos=i == 0 and not special, special=True)
+                for i, piece in enumerate(pieces)]
 
 
 class _Picker:
@@ -277,6 +306,7 @@ class LlamaCppBackend(BaseBackend):
         # what it shares with it (a task's instructions and examples, a document) instead of computing it.
         self.keep = self.options.parallel
         self._kept: list[int] = []
+        self.readings = _Readings(self)
 
     @staticmethod
     def token_counter(config: EngineConfig) -> TokenCounter:
@@ -312,27 +342,44 @@ class LlamaCppBackend(BaseBackend):
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
         results: list[Result | None] = [None] * len(requests)
+        readings = [i for i, r in enumerate(requests) if r.sampling.reading]
+        if readings:
+            if self._kept:  # a generation's sequences are in the cache: readings start from an empty one
+                self._forget()
+            for done, (i, result) in enumerate(zip(readings, self.readings.read([requests[i] for i in readings])), 1):
+                results[i] = self.finished(i, result)
+                if self.on_step is not None:
+                    self.on_step(done, len(readings), 0, 0)
         runnable: list[tuple[int, list[int]]] = []
         for index, request in enumerate(requests):
+            if request.sampling.reading:
+                continue
             prompt = self.chat.tokens(request.messages)
             results[index] = context_overflow(request, len(prompt), self.config.max_model_len)
             if results[index] is None:
                 runnable.append((index, prompt))
         done, decoded, most = 0, 0, sum(requests[i].sampling.max_tokens for i, _ in runnable)
+        if runnable:
+            self.readings.trunk = []  # generation takes over sequence 0, where the readings' shared parts were
         for group in self._groups(runnable, requests):
             try:
                 batch = self._decode_together([requests[i] for i, _ in group], [p for _, p in group])
             except Exception as exc:  # one failed group is per-item errors, never a failed call
-                self._c.llama_memory_clear(self._c.llama_get_memory(self.context.ctx), True)
-                self._kept = []
+                self._forget()
                 batch = error_results([requests[i] for i, _ in group], f"{type(exc).__name__}: {exc}")
             for (i, _), result in zip(group, batch):
-                results[i] = result
+                results[i] = self.finished(i, result)
                 decoded += result.usage.completion_tokens if result.usage else 0
             done += len(group)
             if self.on_step is not None:
                 self.on_step(done, len(runnable), decoded, most)
         return results  # type: ignore[return-value]
+
+    def _forget(self) -> None:
+        """An empty KV cache: nothing kept from earlier requests."""
+        self._c.llama_memory_clear(self._c.llama_get_memory(self.context.ctx), True)
+        self._kept = []
+        self.readings.trunk = []
 
     def _groups(self, runnable: list[tuple[int, list[int]]],
                 requests: Sequence[Request]) -> Iterator[list[tuple[int, list[int]]]]:
@@ -455,6 +502,124 @@ class LlamaCppBackend(BaseBackend):
             out.append(TokenAlternatives(text=now[len(previous):], top=top))
             previous = now
         return covering_text(out, text)
+
+
+class _Readings:
+    """Readings computed part by part. Sequence 0 holds the trunk: the shared parts of the latest reading,
+    each computed on its own from an empty cache (or restored from the saved state of such a
+    computation); a reading keeps the trunk's parts it shares, drops the rest, computes its own shared
+    parts onto it and its last part, the item, alone in sequence 1, which is then dropped. So the cache
+    holds, at the same cells, the same values whenever a part is computed, whatever came before it."""
+
+    ITEM_SEQUENCE = 1
+    # A part at least this long that later shared parts follow is saved: the instructions, a document, which many
+    # summaries share; a summary's own parts are shared by its adjacent readings, which the trunk serves.
+    SAVED_PART_TOKENS = 128
+
+    def __init__(self, backend: LlamaCppBackend):
+        self.backend = backend
+        self.trunk: list[tuple[int, ...]] = []
+        self.saved: dict[tuple[tuple[int, ...], ...], Any] = {}  # shared parts -> the KV state of sequence 0, oldest first
+        self.saved_bytes = 0
+
+    def read(self, requests: Sequence[Request]) -> list[Result]:
+        out = []
+        for request in requests:
+            started = time.perf_counter()
+            try:
+                parts = self.backend.chat.part_tokens(request)
+                total = sum(len(p) for p in parts)
+                overflow = context_overflow(request, total, self.backend.config.max_model_len)
+                if overflow is not None:
+                    out.append(overflow)
+                    continue
+                computed, logits = self._compute([tuple(p) for p in parts])
+                out.append(Result(id=request.id, text="", finish_reason="stop", next_token=self._top(
+                    logits, request.sampling.top_logprobs), latency_s=round(time.perf_counter() - started, 4),
+                    usage=Usage(prompt_tokens=total, completion_tokens=0, cached_prompt_tokens=total - computed)))
+            except Exception as exc:  # one failed reading is its own error; the cache starts over
+                self.backend._forget()
+                out.extend(error_results([request], f"{type(exc).__name__}: {exc}"))
+        return out
+
+    def _compute(self, parts: list[tuple[int, ...]]) -> tuple[int, Any]:
+        """The logits after the last part, and how many tokens were computed for them."""
+        c, ctx = self.backend._c, self.backend.context.ctx
+        memory = c.llama_get_memory(ctx)
+        shared, item = parts[:-1], parts[-1]
+        keep = next((n for n, (a, b) in enumerate(zip(self.trunk, shared)) if a != b), min(len(self.trunk), len(shared)))
+        restorable = max((n for n in range(keep + 1, len(shared) + 1) if tuple(shared[:n]) in self.saved), default=None)
+        if restorable is not None:
+            c.llama_memory_clear(memory, True)
+            state = self.saved.pop(tuple(shared[:restorable]))
+            self.saved[tuple(shared[:restorable])] = state  # the most recently used
+            if c.llama_state_seq_set_data(ctx, state, len(state), 0) != len(state):
+                raise RuntimeError("llama_state_seq_set_data could not restore a saved prompt part")
+            self.trunk = list(shared[:restorable])
+        elif keep < len(self.trunk):
+            c.llama_memory_seq_rm(memory, 0, sum(len(p) for p in self.trunk[:keep]), -1)
+            self.trunk = self.trunk[:keep]
+        computed = 0
+        for n in range(len(self.trunk), len(shared)):
+            self._decode(shared[n], 0, sum(len(p) for p in self.trunk))
+            self.trunk.append(shared[n])
+            computed += len(shared[n])
+            if n < len(shared) - 1 and len(shared[n]) >= self.SAVED_PART_TOKENS:  # instructions, a document
+                self._save(tuple(self.trunk))
+        start = sum(len(p) for p in self.trunk)
+        if self.trunk:
+            c.llama_memory_seq_cp(memory, 0, self.ITEM_SEQUENCE, -1, -1)
+        try:
+            logits = self._decode(item, self.ITEM_SEQUENCE, start)
+        finally:
+            c.llama_memory_seq_rm(memory, self.ITEM_SEQUENCE, -1, -1)
+        return computed + len(item), logits
+
+    def _decode(self, tokens: tuple[int, ...], sequence: int, start: int) -> Any:
+        """One part at positions start.. of a sequence, in batches of n_batch counted from the part's
+        start; a copy of the logits of its last token."""
+        import numpy as np
+
+        b = self.backend
+        size = b.options.batch_size
+        for begin in range(0, len(tokens), size):
+            piece = tokens[begin:begin + size]
+            batch = b.batch.batch
+            batch.n_tokens = len(piece)
+            for i, token in enumerate(piece):
+                batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, start + begin + i, 1
+                batch.seq_id[i][0] = sequence
+                batch.logits[i] = begin + i == len(tokens) - 1
+            status = b._c.llama_decode(b.context.ctx, batch)
+            if status != 0:
+                raise RuntimeError(f"llama_decode returned {status}")
+        return np.ctypeslib.as_array(b._c.llama_get_logits_ith(b.context.ctx, len(piece) - 1),
+                                     shape=(b.model.n_vocab(),)).copy()
+
+    def _save(self, key: tuple[tuple[int, ...], ...]) -> None:
+        """The state of sequence 0, kept while the saved states fit their memory (the oldest go first)."""
+        import ctypes
+
+        b = self.backend
+        size = b._c.llama_state_seq_get_size(b.context.ctx, 0)
+        if size > b.options.saved_prefix_bytes or key in self.saved:
+            return
+        while self.saved and self.saved_bytes + size > b.options.saved_prefix_bytes:
+            self.saved_bytes -= len(self.saved.pop(next(iter(self.saved))))
+        state = (ctypes.c_uint8 * size)()
+        b._c.llama_state_seq_get_data(b.context.ctx, state, size, 0)
+        self.saved[key] = state
+        self.saved_bytes += size
+
+    def _top(self, logits: Any, k: int) -> dict[str, float]:
+        """The k most likely next tokens (log-probabilities, the model's own distribution), by text."""
+        import numpy as np
+
+        peak = float(logits.max())
+        logprobs = logits - (peak + math.log(float(np.exp(logits - peak).sum())))
+        detokenize = self.backend.model.detokenize
+        return next_token_alternatives((detokenize([int(token)]).decode("utf-8", errors="replace"), logprobs[token])
+                                       for token in np.argpartition(logprobs, -k)[-k:])
 
 
 def _common_prefix(prompts: Sequence[Sequence[int]]) -> int:

@@ -35,6 +35,7 @@ from .base import (
     Usage,
     covering_text,
     finish_fields,
+    next_token_alternatives,
     validate_json,
 )
 
@@ -43,15 +44,29 @@ RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 MAX_RETRY_AFTER_S = 60.0
 
 
+# How a server is asked to continue the last (assistant) message instead of starting a new answer: vLLM's
+# chat-completions extension (llama.cpp's server continues a final assistant message by itself).
+CONTINUE_FINAL_MESSAGE = {"continue_final_message": True, "add_generation_prompt": False}
+
+
 def request_body(request: Request, model: str, options: OpenAIOptions) -> dict[str, Any]:
-    """Request -> chat-completions body (a pure translation, tested against an exact dict)."""
+    """Request -> chat-completions body (a pure translation, tested against an exact dict). A reading
+    asks for one greedy token and its `top_logprobs` alternatives, without a response format: the
+    alternatives are the answer."""
     messages = [m.model_dump() for m in request.messages]
+    continued = CONTINUE_FINAL_MESSAGE if request.continues_answer else {}
+    if request.sampling.reading:
+        return {"model": model, "messages": messages, "max_tokens": 1, "temperature": 0.0, "logprobs": True,
+                "top_logprobs": request.sampling.top_logprobs, **({"seed": request.sampling.seed}
+                                                                  if request.sampling.seed is not None else {}),
+                **continued, **options.extra_body}
     body: dict[str, Any] = {
         "model": model,
         "messages": messages,
         "max_tokens": request.sampling.max_tokens,
         "temperature": request.sampling.temperature,
         "top_p": request.sampling.top_p,
+        **continued,
     }
     if request.sampling.seed is not None:
         body["seed"] = request.sampling.seed
@@ -166,11 +181,11 @@ class OpenAIBackend(BaseBackend):
         limits = self._httpx.Limits(max_connections=o.concurrency)
         semaphore = asyncio.Semaphore(o.concurrency)
         async with self._httpx.AsyncClient(timeout=timeout, limits=limits, headers=self.headers) as client:
-            async def one(request: Request) -> Result:
+            async def one(index: int, request: Request) -> Result:
                 async with semaphore:
-                    return await self._complete(client, request)
+                    return self.finished(index, await self._complete(client, request))
 
-            return list(await asyncio.gather(*(one(r) for r in requests)))
+            return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
 
     async def _complete(self, client: Any, request: Request) -> Result:
         started = time.perf_counter()
@@ -184,6 +199,8 @@ class OpenAIBackend(BaseBackend):
                                                   {"role": "user", "content": f"That answer is invalid: {problem}. "
                                                    "Answer again with JSON only, valid against the schema."}]}
                     result = await self._post(client, request, reask, earlier=result.usage)
+        except BackendError:  # the server cannot do what the method needs: no request would fare better
+            raise
         except Exception as exc:  # per-item error (e.g. a malformed response body): the batch goes on
             result = Result(id=request.id, text=None, finish_reason="error", error=f"{type(exc).__name__}: {exc}",
                             failure="server_error")
@@ -210,6 +227,8 @@ class OpenAIBackend(BaseBackend):
                 if not isinstance(payload, dict) or not isinstance(payload.get("choices"), list) or not payload["choices"]:
                     raise _Retryable(f"HTTP {response.status_code} answer without choices: {response.text[:200]!r}",
                                      "server_error")
+                if request.sampling.reading:
+                    return _parse_reading(request.id, payload, self.options.base_url)
                 return _parse_response(request.id, payload, earlier)
             except (_Retryable, self._httpx.TransportError) as exc:
                 failure = exc.failure if isinstance(exc, _Retryable) else (
@@ -246,6 +265,24 @@ def _parse_response(request_id: str, payload: dict[str, Any], earlier: Usage | N
         alternatives = covering_text(alternatives, text)
     return Result(id=request_id, text=text, usage=tokens, logprobs=alternatives,
                   **finish_fields(choice.get("finish_reason")))
+
+
+def _parse_reading(request_id: str, payload: dict[str, Any], server: str) -> Result:
+    """A reading's answer: the alternatives at the first position. A server that gives none cannot read a
+    verdict, and no other answer would do: the run ends with why."""
+    content = (payload["choices"][0].get("logprobs") or {}).get("content") or []
+    alternatives = content[0].get("top_logprobs") if content else None
+    if not alternatives:
+        raise BackendError(f"the server at {server} answered a reading without log-probabilities: its verdicts "
+                           "cannot be read from its distribution", backend=OpenAIBackend.name,
+                           hint="serve the judge with vLLM (`scaffold-local serve`) or llama.cpp's server, which "
+                                "return `logprobs`/`top_logprobs`, or use a method version that writes its verdicts")
+    top = next_token_alternatives((a["token"], a["logprob"]) for a in alternatives)
+    usage = payload.get("usage") or {}
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+    return Result(id=request_id, text="", finish_reason="stop", next_token=top,
+                  usage=Usage(prompt_tokens=usage.get("prompt_tokens", 0), completion_tokens=0,
+                              cached_prompt_tokens=cached))
 
 
 def _schema_problem(text: str | None, schema: dict[str, Any]) -> str | None:

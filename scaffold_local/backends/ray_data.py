@@ -159,6 +159,11 @@ class RayDataBackend(HuggingFaceTokenizer, BaseBackend):
             self.started_ray = False
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
+        if any(r.sampling.reading or r.continues_answer for r in requests):
+            raise BackendError("the ray backend cannot continue an answer or read a verdict (Ray Data's chat-template "
+                               "stage always starts a new answer)", backend=self.name,
+                               hint="run the method version that reads verdicts with the vllm backend on each node, "
+                                    "or choose a method version that writes them (--method-version 6)")
         results: list[Result | None] = [context_overflow(r, self.prompt_tokens(r), self.config.max_model_len)
                                         for r in requests]
         runnable = [i for i, r in enumerate(results) if r is None]

@@ -18,6 +18,10 @@ every metric by hand:
   "entity error" when it has a number the document lacks, else "out-of-context error".
 - direct score: faithfulness = hallucination = round(10 x faithful share), completeness =
   round(10 x main facts covered share), understandability = 8; each at least 1.
+- readings (method version 7): P(true) of a verdict grows with the same overlaps (0.5 at the rule's
+  threshold); a kept item's sentence is its best-overlapping one; an unsupported sentence's category
+  is the faithfulness rule's; a grade is the direct-score rule's (0.8) or one below it (0.2). Numbers
+  come one digit a token (as Qwen writes them: `1` then `0`), words with the space before them.
 
 Sampling noise: at a temperature above 0, a fact or question verdict flips when the SHA-256 of
 "<seed>:<doc>/<system>:<item id>" starts with a byte below 64 (about one in four), so reruns with
@@ -40,9 +44,11 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from ..method import NO_ERROR
 from ..records import Message
-from ..views import VIEW_SPECS, judgment_kind, responder_rules, verdict_field
-from ..views.responding import cited_verdict
+from ..text import overlap
+from ..views import VIEW_SPECS, direct_score, judgment_kind, responder_rules, verdict_field
+from ..views.responding import cited_verdict, sentence_category
 from .base import (
     BaseBackend,
     EngineConfig,
@@ -99,7 +105,7 @@ class ResponderBackend(BaseBackend):
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
         time.sleep(self.delay_s)
-        return [self._answer(r) for r in requests]
+        return [self._answer(r) for r in requests]  # all at once, as the call returns (tests wrap the results)
 
     def _answer(self, request: Request) -> Result:
         summary = request.context.get("summary", "")
@@ -107,11 +113,16 @@ class ResponderBackend(BaseBackend):
         overflow = context_overflow(request, tokens, self.config.max_model_len)
         if overflow:
             return overflow
+        if request.sampling.reading:
+            return Result(id=request.id, text="", finish_reason="stop", next_token=_reading(request.context),
+                          usage=Usage(prompt_tokens=tokens, completion_tokens=0))
         if "[[responder:error]]" in summary:
             return Result(id=request.id, text=None, finish_reason="error", error="responder: injected engine error",
                           failure="engine_crash")
         if "[[responder:invalid]]" in summary:
             text = '{"broken": '
+        elif request.json_schema is None:  # free text: a justification asked for on demand, closed as JSON would
+            text = f'{_why(request.context)}"}}'
         else:
             answer = responder_rules()[request.context["task"]](request.context, request.json_schema or {})
             if request.sampling.temperature > 0:
@@ -152,6 +163,53 @@ def _token_alternatives(text: str, request: Request) -> list[TokenAlternatives]:
             top = {kept_piece: math.log(p), dropped_piece: math.log(1 - p)}
         tokens.append(TokenAlternatives(text=piece, top=top))
     return tokens
+
+
+def _reading(ctx: dict[str, Any]) -> dict[str, float]:
+    """A reading's next tokens, computed from the request: the answers' probabilities by the views' rules,
+    spelled as an engine's tokens (digits one at a time, words after their space)."""
+    reading, task, sentences = ctx["reading"], ctx["task"], ctx["sentences"]
+    key, after = reading["key"], reading["after"]
+    spec = VIEW_SPECS.get(judgment_kind(task) or "")
+    p: dict[str, float]
+    if spec is not None and spec.reading is not None and key == spec.reading.field:
+        p = _yes(spec.reading.p_true(ctx["item"], sentences))
+    elif key == "supported":
+        p = _yes(1 / (1 + math.exp(-12 * (overlap(sentences[ctx["check"] - 1], ctx["document"]) - 0.8))))
+    elif key == "sentence_ids":
+        text = ctx["item"].get("text") or ctx["item"].get("expected_answer", "")
+        best = max(range(len(sentences)), key=lambda i: overlap(text, sentences[i]))
+        p = {str(best + 1): 1.0}
+    elif key == "category":
+        found = sentence_category(sentences[ctx["check"] - 1], ctx["document"])
+        p = {found if found != NO_ERROR else "other error": 1.0}
+    else:  # a direct-score axis
+        grade = direct_score.respond(ctx, {"properties": {key: {}}})[key]
+        p = {str(grade): 0.8, str(grade - 1 if grade > 1 else grade + 1): 0.2}
+    top: dict[str, float] = {}
+    if after and not any(answer.startswith(after) for answer in p):  # a continuation no answer needs
+        p = {after: 0.5, f"{after}0": 0.5}
+    for answer, probability in p.items():
+        if not answer.startswith(after):
+            continue
+        rest = answer[len(after):]
+        token = (rest[:1] or ",") if answer.isdigit() else f" {rest}" if rest in ("true", "false") else \
+            re.match(r"[a-z]*", rest).group()  # type: ignore[union-attr]
+        top[token] = math.log(math.exp(top.get(token, -math.inf)) + probability)
+    return {**top, ' "': math.log(0.01)}  # a token that is no answer, as engines list them
+
+
+def _why(ctx: dict[str, Any]) -> str:
+    """A justification computed from the request: the item's best word overlap with a summary sentence."""
+    item = ctx.get("item") or {}
+    text = item.get("text") or item.get("expected_answer") or ""
+    best = max((overlap(text, s) for s in ctx.get("sentences", [])), default=0.0)
+    return f"the best summary sentence holds {best:.0%} of its words"
+
+
+def _yes(p: float) -> dict[str, float]:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return {"true": p, "false": 1 - p}
 
 
 def _sampling_noise(answer: dict[str, Any], request: Request) -> dict[str, Any]:

@@ -76,8 +76,11 @@ class TokenizerTokens:
 
 def chat_template_ids(tokenizer: Any, messages: Sequence[Message]) -> list[int]:
     """A Hugging Face tokenizer's ids for a chat prompt, as the engines see it: the chat template
-    applied (with the generation prompt), then the text tokenized without adding special tokens again."""
-    text = tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=True, tokenize=False)
+    applied (with the generation prompt, or continuing a last message of the assistant's), then the
+    text tokenized without adding special tokens again."""
+    continues = bool(messages) and messages[-1].role == "assistant"
+    text = tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=not continues,
+                                         continue_final_message=continues, tokenize=False)
     return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 

@@ -28,6 +28,7 @@ from .base import (
     Usage,
     context_overflow,
     error_results,
+    next_token_alternatives,
     validate_json,
 )
 from .tokens import HuggingFaceTokenizer, chat_template_ids
@@ -137,10 +138,20 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
         their sentence counts) and all judgment tasks decode together."""
         results: list[Result | None] = [None] * len(requests)
         groups: dict[tuple[float, float, int | None], list[int]] = {}
+        readings = [i for i, r in enumerate(requests) if r.sampling.reading]
         for index, request in enumerate(requests):
             s = request.sampling
-            groups.setdefault((s.temperature, s.top_p, s.seed), []).append(index)
+            if not s.reading:
+                groups.setdefault((s.temperature, s.top_p, s.seed), []).append(index)
         size = self.options.batch_size
+        for start in range(0, len(readings), size):
+            chunk = readings[start:start + size]
+            try:
+                batch = self._read_batch([requests[i] for i in chunk])
+            except Exception as exc:
+                batch = error_results([requests[i] for i in chunk], f"{type(exc).__name__}: {exc}")
+            for i, result in zip(chunk, batch):
+                results[i] = self.finished(i, result)
         for indices in groups.values():
             for start in range(0, len(indices), size):
                 chunk = indices[start : start + size]
@@ -149,7 +160,7 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
                 except Exception as exc:  # one failed batch is per-item errors, not a failed run
                     batch = error_results([requests[i] for i in chunk], f"{type(exc).__name__}: {exc}")
                 for i, result in zip(chunk, batch):
-                    results[i] = result
+                    results[i] = self.finished(i, result)
         return results  # type: ignore[return-value]
 
     def _generate_batch(self, batch: Sequence[Request]) -> list[Result]:
@@ -213,6 +224,29 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
                 logprobs=self._alternatives(output.logits, k, tokens, wanted) if wanted else None,
             )
         return results
+
+    def _read_batch(self, batch: Sequence[Request]) -> list[Result]:
+        """Readings: one forward pass over the padded prompts; each row's top alternatives at its last position."""
+        torch = self._torch
+        prompt_ids = [chat_template_ids(self.tokenizer, r.messages) for r in batch]
+        results: list[Result | None] = [context_overflow(r, len(ids), self.config.max_model_len)
+                                        for r, ids in zip(batch, prompt_ids)]
+        runnable = [i for i, error in enumerate(results) if error is None]
+        if runnable:
+            encoded = self.tokenizer.pad({"input_ids": [prompt_ids[i] for i in runnable]},
+                                         return_tensors="pt").to(self.device)
+            started = time.perf_counter()
+            with torch.inference_mode():
+                logits = self.model(**encoded).logits[:, -1, :]  # padded on the left: the last position is the prompt's
+            logprobs = torch.log_softmax(logits.float(), dim=-1)
+            elapsed = round(time.perf_counter() - started, 3)
+            for row, i in enumerate(runnable):
+                k = batch[i].sampling.top_logprobs
+                values, ids = torch.topk(logprobs[row], k)
+                top = next_token_alternatives(zip(self.tokenizer.batch_decode([[int(t)] for t in ids]), values.tolist()))
+                results[i] = Result(id=batch[i].id, text="", finish_reason="stop", next_token=top, latency_s=elapsed,
+                                    usage=Usage(prompt_tokens=len(prompt_ids[i]), completion_tokens=0))
+        return results  # type: ignore[return-value]
 
     def _alternatives(self, logits: Any, row: int, tokens: list[int], k: int) -> list[TokenAlternatives]:
         """Each generated token of one row with its top-k raw alternatives (log-probabilities)."""

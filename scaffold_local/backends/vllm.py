@@ -34,6 +34,7 @@ from .base import (
     covering_text,
     error_results,
     finish_fields,
+    next_token_alternatives,
 )
 from .child_stderr import ChildStderr, engine_log_path, log_to_file
 from .tokens import HuggingFaceTokenizer
@@ -156,8 +157,13 @@ def kv_cache_hint(arguments: dict[str, Any]) -> str:
 
 def sampling_fields(request: Request, compact_whitespace: bool, grammar_engine: str = "xgrammar") -> dict[str, Any]:
     """A request's `vllm.SamplingParams` fields as plain data (the Ray backend ships them as such):
-    its own schema under "structured_outputs" (`StructuredOutputsParams` fields), an explicit max_tokens."""
+    its own schema under "structured_outputs" (`StructuredOutputsParams` fields), an explicit max_tokens.
+    A reading is one greedy step whose log-probabilities are the answer (vLLM samples a token but never
+    feeds it back: the prompt's forward pass is the whole cost), without a grammar: its distribution is
+    the model's own."""
     s = request.sampling
+    if s.reading:
+        return {"max_tokens": 1, "temperature": 0.0, "seed": s.seed, "logprobs": s.top_logprobs}
     fields: dict[str, Any] = {"max_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p,
                               "seed": s.seed, "logprobs": s.top_logprobs or None}
     if request.json_schema:
@@ -177,6 +183,11 @@ def sampling_params(request: Request, compact_whitespace: bool, grammar_engine: 
     fields = sampling_fields(request, compact_whitespace, grammar_engine)
     structured = fields.pop("structured_outputs", None)
     return SamplingParams(**fields, structured_outputs=StructuredOutputsParams(**structured) if structured else None)
+
+
+def next_token(completion: Any) -> dict[str, float]:
+    """A reading's answer: the log-probabilities at the first position, by token text (same texts summed)."""
+    return next_token_alternatives((lp.decoded_token or "", lp.logprob) for lp in (completion.logprobs or [{}])[0].values())
 
 
 def token_alternatives(completion: Any) -> list[TokenAlternatives] | None:
@@ -267,37 +278,46 @@ class VllmBackend(HuggingFaceTokenizer, BaseBackend):
             results[index] = context_overflow(request, self.prompt_tokens(request), self.config.max_model_len)
             if results[index] is None:
                 runnable.append(index)
-        if runnable:
+        # The chat template's flags hold for a whole call: requests that continue an answer go in calls of their own.
+        for continues in (False, True):
+            group = [i for i in runnable if requests[i].continues_answer == continues]
+            if not group:
+                continue
             try:
-                batch = self._chat([requests[i] for i in runnable])
+                batch = self._chat([requests[i] for i in group], continues)
             except Exception:  # isolate the request that broke the batch, keep the others
                 batch = []
-                for i in runnable:
+                for i in group:
                     try:
-                        batch.extend(self._chat([requests[i]]))
+                        batch.extend(self._chat([requests[i]], continues))
                     except Exception as exc:
                         batch.extend(error_results([requests[i]], f"{type(exc).__name__}: {exc}"))
-            for i, result in zip(runnable, batch):
+            for i, result in zip(group, batch):
                 results[i] = result
         return results  # type: ignore[return-value]
 
-    def _chat(self, batch: Sequence[Request]) -> list[Result]:
+    def _chat(self, batch: Sequence[Request], continues: bool) -> list[Result]:
         started = time.perf_counter()
         outputs = self.llm.chat(
             [[m.model_dump() for m in r.messages] for r in batch],
             sampling_params=[sampling_params(r, self.compact, self.config.structured_outputs) for r in batch],
-            use_tqdm=False,
+            use_tqdm=False, add_generation_prompt=not continues, continue_final_message=continues,
         )
         elapsed = round(time.perf_counter() - started, 3)
         results = []
         for request, output in zip(batch, outputs):
             completion = output.outputs[0]
+            usage = Usage(prompt_tokens=len(output.prompt_token_ids or ()), completion_tokens=len(completion.token_ids),
+                          cached_prompt_tokens=output.num_cached_tokens)
+            if request.sampling.reading:
+                results.append(Result(id=request.id, text="", finish_reason="stop", next_token=next_token(completion),
+                                      usage=usage.model_copy(update={"completion_tokens": 0}), latency_s=elapsed))
+                continue
             results.append(Result(
                 id=request.id,
                 text=completion.text,
                 **finish_fields(completion.finish_reason),
-                usage=Usage(prompt_tokens=len(output.prompt_token_ids or ()), completion_tokens=len(completion.token_ids),
-                            cached_prompt_tokens=output.num_cached_tokens),
+                usage=usage,
                 latency_s=elapsed,
                 logprobs=token_alternatives(completion),
             ))

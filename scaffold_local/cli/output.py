@@ -4,7 +4,7 @@ progress bars, input issues, and the one way an error ends a command."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import NoReturn
 
@@ -65,6 +65,16 @@ def print_breakdowns(run_dir: Path, ds_scale: int) -> None:
         console.print(member_table(coverage))
 
 
-def decision(threshold: float | None) -> str:
-    """How a fact or question verdict is decided: the judge's word, or its calibrated threshold on P(kept)."""
-    return "verdicts: the judge's word" if threshold is None else f"verdicts: P(kept) >= {threshold:g} (calibrated)"
+def decision(thresholds: Mapping[str, float], reads_verdicts: bool = False) -> str:
+    """How verdicts are decided: the judge's word, or P(kept) against the thresholds calibrated per kind of
+    judgment (one for facts and questions alike is said once); a version that reads its verdicts without
+    thresholds keeps what the judge finds likelier."""
+    if not thresholds:
+        return "verdicts: P(kept) >= 0.5 (uncalibrated)" if reads_verdicts else "verdicts: the judge's word"
+    if set(thresholds) == {"facts", "questions"} and len(set(thresholds.values())) == 1:
+        return f"verdicts: P(kept) >= {thresholds['facts']:g} (calibrated)"
+    return "verdicts: P(kept) >= " + ", ".join(f"{THRESHOLD_NAMES.get(k, k)} {v:g}" for k, v in thresholds.items()) + \
+        " (calibrated)"
+
+
+THRESHOLD_NAMES = {"entities": "attributes", "faithfulness": "sentences"}

@@ -97,11 +97,14 @@ def score(
     err.print(f"{n_docs} document{'' if n_docs == 1 else 's'}{groups}, {len(loaded.candidates)} summaries from "
               f"{len(loaded.systems)} systems; "
               f"judge: {config.name} ({config.backend}); method version {pipeline.method.number}; "
-              f"{decision(pipeline.judge.decision_threshold)}; scaffolds: {pipeline.source.describe()}", highlight=False)
-    if config.decision_threshold is not None and pipeline.judge.decision_threshold is None:
-        err.print(f"[yellow]note: the decision threshold of {escape(config.name)} was calibrated under method "
-                  f"version {config.method_version}; under version {pipeline.method.number} its verdict words "
-                  "count as they are[/yellow]", highlight=False)
+              f"{decision(pipeline.judge.thresholds, pipeline.method.reads_verdicts)}; "
+              f"scaffolds: {pipeline.source.describe()}", highlight=False)
+    if config.thresholds and not pipeline.judge.thresholds:
+        calibrated = ", ".join(map(str, sorted(config.thresholds)))
+        err.print(f"[yellow]note: the thresholds of {escape(config.name)} were calibrated under method version "
+                  f"{calibrated}; under version {pipeline.method.number} its verdicts count as "
+                  f"{'the judge finds likelier' if pipeline.method.reads_verdicts else 'it writes them'}[/yellow]",
+                  highlight=False)
     if pipeline.source.kind == "extracted" and (note := pipeline.judge.language_note(loaded.documents.values())):
         err.print(f"[yellow]note: {escape(note)}[/yellow]", highlight=False)
     try:

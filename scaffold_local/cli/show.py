@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from .. import runs
+from ..errors import UsageError
 from ..quality import describe_run
 from ..report import evidence, systems_table
 from .options import DsScaleOpt, check_ds_scale
@@ -23,19 +24,33 @@ def show(
     summary: Annotated[str | None, typer.Option(
         "--summary", "-s", help="DOC_ID/SYSTEM: item-level evidence for one summary")] = None,
     ds_scale: DsScaleOpt = 10,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="with --summary, for a run under method version 7: the judge writes why it decided each "
+                          "counted verdict (starts the run's judge for those not yet in the store)")] = False,
+    items: Annotated[str | None, typer.Option(
+        "--items", help="with --explain: only these items, comma-separated (F1,Q2,E1.A3)")] = None,
 ) -> None:
     """Print a finished run: the per-system table, or the evidence behind one summary's scores."""
     check_ds_scale(ds_scale)
     run = runs.open(run_dir)
     systems = run.systems
+    if (explain or items) and summary is None:
+        raise UsageError("--explain explains the verdicts of one summary: give --summary DOC_ID/SYSTEM")
     if summary is not None:
-        console.print(evidence(run, summary, ds_scale))
+        explained = {}
+        if explain or items:
+            from ..explain import explain as write_explanations
+
+            chosen = [i.strip() for i in (items or "").split(",") if i.strip()]
+            explained = {e.item: e.text or f"(no justification: {e.failure})"
+                         for e in write_explanations(run, summary, chosen)}
+        console.print(evidence(run, summary, ds_scale, explained))
         return
     spec = run.spec
     console.print(systems_table(systems, f"{run_dir.name}: per-system means", ds_scale))
     print_breakdowns(run_dir, ds_scale)
     console.print(f"judge: {spec.judge.get('name')} ({spec.judge.get('backend')}, {spec.judge.get('model')}); "
-                  f"method version {spec.method_version}; {decision(spec.decision_threshold)}; "
+                  f"method version {spec.method_version}; {decision(spec.decided_by(), spec.reads_verdicts)}; "
                   f"scaffolds: {spec.scaffold_source.describe()}; "
                   f"summaries: {len(run.summaries)}; status: {spec.status}; created {spec.created_at}", highlight=False)
     console.print(escape(describe_run(run)), highlight=False)

@@ -102,9 +102,11 @@ def run_check(pipeline: Pipeline) -> CheckResult:
         kinds.append(kind)
     result = CheckResult(pipeline.config.name, len(truth), failed, binary_agreement(truth, judged, groups),
                          binary_agreement(truth, words, groups), method=pipeline.method.number)
-    threshold = pipeline.judge.decision_threshold
+    threshold = pipeline.judge.thresholds.get("facts")
     if threshold is not None:
         result.decision = f"P(kept) >= {threshold:g}, the config's calibrated threshold"
+    elif pipeline.method.reads_verdicts:
+        result.decision = "P(kept) >= 0.5 (no calibrated threshold)"
     # P(kept) is not offered where the decision fell on a token never generated (confidence.py): ranked over the rest.
     offered = [(t, p, g) for t, p, g in zip(truth, p_kept, groups) if p is not None]
     if offered:

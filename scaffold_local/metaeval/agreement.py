@@ -166,6 +166,16 @@ class HumanReferences:
         self.reference += [r for _, _, r in pairs]
         self.ties += ties
 
+    def merge(self, other: HumanReferences) -> None:
+        """Another set's items after these."""
+        offset = len(self.majority)
+        self.majority += other.majority
+        self.groups += other.groups
+        self.item += [offset + i for i in other.item]
+        self.held_out += other.held_out
+        self.reference += other.reference
+        self.ties += other.ties
+
     def ceiling(self, seed: int = 0) -> dict[str, Estimate]:
         """Each annotator against the majority of the others."""
         return binary_agreement(self.reference, self.held_out, self._reference_groups(), seed)
@@ -299,7 +309,7 @@ class Calibration:
     held_out_balanced_accuracy: float | None  # of P(kept) >= threshold, on the other half
     held_out_balanced_accuracy_at_half: float | None  # of P(kept) >= 0.5 (the verdicts), on the same half
     threshold_all: float | None = None  # maximises balanced accuracy on every document: for a config's
-    # decision_threshold when these documents are the calibration set (a dev split), never for a score here
+    # threshold when these documents are the calibration set (a dev split), never for a score here
 
 
 def ranking(truth: Sequence[int], probability: Sequence[float], groups: Sequence[str], seed: int = 0) -> Estimate:

@@ -11,19 +11,44 @@ splitter would cut differently is left out and counted."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..data import Candidate
-from ..method import NO_ERROR
 from ..pipeline import Pipeline
 from ..text import overlap
 from .agreement import HumanReferences, correlation_table, describe_spearman
-from .realsumm import document_of
+from .realsumm import confidence_tables, document_of
 from .results import MetaEvalResult
 
 OVERLAP_SUPPORTED = 0.8
+
+
+def source_of(doc: dict[str, Any]) -> str:
+    """FRANK's source dataset of a document: "CNN/DM" or "XSum" (its summaries differ: near-extractive, or
+    abstractive and mostly wrong)."""
+    source = str(doc.get("source_dataset", ""))
+    return "XSum" if "xsum" in source.lower() else "CNN/DM" if "cnn" in source.lower() else source or "unknown"
+
+
+@dataclass
+class _Items:
+    """The sentences of one source: human labels, the judge's errors, the baseline's, P(supported)."""
+
+    humans: HumanReferences = field(default_factory=HumanReferences)
+    judged: list[int] = field(default_factory=list)
+    lexical: list[int] = field(default_factory=list)
+    confident: list[tuple[int, float, str]] = field(default_factory=list)  # (no error?, P(supported), document)
+    rows: list[dict[str, Any]] = field(default_factory=list)  # F per summary
+
+    def extend(self, other: _Items) -> None:
+        self.humans.merge(other.humans)
+        self.judged += other.judged
+        self.lexical += other.lexical
+        self.confident += other.confident
+        self.rows += other.rows
 
 
 def faithfulness(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
@@ -41,25 +66,40 @@ def faithfulness(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
             plans.append((doc, summary, document, planned))
     records, _ = pipeline.answer([p for *_, planned in plans for p in planned], "checking sentences")
 
-    humans, judged, lexical, summary_rows = HumanReferences(), [], [], []
+    by_source: dict[str, _Items] = {}
     failed = 0
-    for _, summary, document, planned in plans:
+    for doc, summary, document, planned in plans:
         record = pipeline.judge.by_kind(planned, records).get("faithfulness")
         majority = summary["human"]["sentence_error_majority"]
         if record is None or record.parsed is None or record.failed_items:
             failed += len(majority)  # F per summary needs every sentence's verdict: left out whole
             continue
-        errors = [int(record.parsed[f"S{i}"]["category"] != NO_ERROR) for i in range(1, len(majority) + 1)]
-        humans.add(summary["human"]["sentence_error_per_annotator"], majority, document.doc_id)
-        judged += errors
-        lexical += [int(overlap(s, document.text) < OVERLAP_SUPPORTED) for s in summary["sentences"]]
-        summary_rows.append({"doc_id": document.doc_id, "system": summary["system"],
-                             "judge_f": 1 - float(np.mean(errors)),
-                             "human_factuality": summary["human"]["frank_summary_scores"]["Factuality"]})
+        # the judge's verdicts as its metrics count them (its calibrated threshold on P(supported), where it has one)
+        errors = [int(not v) for v in pipeline.judge.sentence_verdicts(record, len(majority))]
+        items = by_source.setdefault(source_of(doc), _Items())
+        items.humans.add(summary["human"]["sentence_error_per_annotator"], majority, document.doc_id)
+        items.judged += errors
+        items.lexical += [int(overlap(s, document.text) < OVERLAP_SUPPORTED) for s in summary["sentences"]]
+        if record.confidence:  # P(supported) against "no error", the positive class of a calibrated threshold
+            items.confident += [(1 - label, record.confidence[f"S{i}"], document.doc_id)
+                                for i, label in enumerate(majority, 1)]
+        items.rows.append({"doc_id": document.doc_id, "source": source_of(doc), "system": summary["system"],
+                           "judge_f": 1 - float(np.mean(errors)),
+                           "human_factuality": summary["human"]["frank_summary_scores"]["Factuality"]})
 
-    result = MetaEvalResult("frank-faithfulness", pipeline.config.name, len(docs), len(judged), failed)
-    result.human_agreement('sentence errors ("present": an error)', humans,
-                           {"judge": judged, f"word overlap with the document < {OVERLAP_SUPPORTED}": lexical}, seed)
+    pooled = _Items()
+    for items in by_source.values():
+        pooled.extend(items)
+    result = MetaEvalResult("frank-faithfulness", pipeline.config.name, len(docs), len(pooled.judged), failed)
+    subject = 'sentence errors ("present": an error)'
+    lexical_name = f"word overlap with the document < {OVERLAP_SUPPORTED}"
+    result.human_agreement(subject, pooled.humans, {"judge": pooled.judged, lexical_name: pooled.lexical}, seed)
+    for source, items in sorted(by_source.items()) if len(by_source) > 1 else ():
+        result.human_agreement(f"{subject}, {source} only", items.humans,
+                               {f"judge ({source})": items.judged, f"{lexical_name} ({source})": items.lexical}, seed)
+    if pooled.confident:
+        confidence_tables(result, pooled.confident, seed, None, "P(supported)", "faithfulness")
+    summary_rows = pooled.rows
     result.tables["f_per_summary"] = summary_rows
     result.tables["f_correlation"] = correlation_table(summary_rows, "judge_f", "human_factuality", seed, systems=False)
     result.summary += [

@@ -77,13 +77,14 @@ def _every_fact(pipeline: Pipeline, planned: list[PlannedRequest], records: dict
 
 
 @dataclass
-class _Items:
+class AlignmentItems:
     """The (summary, key fact) items with the judge's verdict, the human labels and the baseline."""
 
     humans: HumanReferences = field(default_factory=HumanReferences)
     judged: list[int] = field(default_factory=list)
     lexical: list[int] = field(default_factory=list)
     confident: list[tuple[int, float, str]] = field(default_factory=list)  # (human label, P(kept), document)
+    p_kept: list[float | None] = field(default_factory=list)  # per judged item, where recorded
     p_kept_note: str | None = None  # what P(kept) measures where it is not a confidence (method.py)
     fc_rows: list[dict[str, Any]] = field(default_factory=list)
     failed: int = 0
@@ -103,6 +104,7 @@ class _Items:
                         human, doc_id)
         self.judged += judged
         self.lexical += [lexical[i] for i in facts]
+        self.p_kept += [(confidence or {}).get(f"F{i + 1}") for i in facts]
         if confidence:
             self.confident += [(label, confidence[f"F{i + 1}"], doc_id)
                                for i, label in zip(facts, human) if f"F{i + 1}" in confidence]
@@ -120,6 +122,18 @@ class _Items:
 
 
 def alignment(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
+    items = alignment_items(pipeline, docs)
+    result = _alignment_result(pipeline.config.name, len(docs), items, seed)
+    result.tables["summaries_left_out"] = items.left_out()
+    result.summary.append(f"summaries left out for a failed fact verdict: {items.whole_failed + items.partly_failed} "
+                          f"of {items.summaries} if any failed item voided the summary (before issue 18), "
+                          f"{items.whole_failed} of {items.summaries} now (items judged one by one)")
+    return result
+
+
+def alignment_items(pipeline: Pipeline, docs: list[dict[str, Any]]) -> AlignmentItems:
+    """The judge's verdict and P(kept) on every (summary, human key fact) item, beside the human labels and
+    the word-overlap baseline, in the documents' order."""
     plans = []
     for doc in docs:
         document = document_of(doc)
@@ -128,7 +142,7 @@ def alignment(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> 
             candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=summary["summary"])
             plans.append((doc, summary, document, _fact_requests(pipeline, scaffold, document, candidate)))
     records, _ = pipeline.answer([p for *_, planned in plans for p in planned], "judging key facts")
-    items = _Items(summaries=len(plans), p_kept_note=pipeline.method.not_a_confidence)
+    items = AlignmentItems(summaries=len(plans), p_kept_note=pipeline.method.not_a_confidence)
     for doc, summary, document, planned in plans:
         n_facts = len(doc["keyfacts"])
         record = _facts_record(pipeline, planned, records)
@@ -140,15 +154,10 @@ def alignment(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> 
         else:
             items.partly_failed += bool(record and record.failed_items)
             items.add(doc, summary, document.doc_id, verdicts, record.confidence if record else None)
-    result = _alignment_result(pipeline.config.name, len(docs), items, seed)
-    result.tables["summaries_left_out"] = items.left_out()
-    result.summary.append(f"summaries left out for a failed fact verdict: {items.whole_failed + items.partly_failed} "
-                          f"of {items.summaries} if any failed item voided the summary (before issue 18), "
-                          f"{items.whole_failed} of {items.summaries} now (items judged one by one)")
-    return result
+    return items
 
 
-def _alignment_result(judge: str, documents: int, items: _Items, seed: int) -> MetaEvalResult:
+def _alignment_result(judge: str, documents: int, items: AlignmentItems, seed: int) -> MetaEvalResult:
     result = MetaEvalResult("realsumm-alignment", judge, documents, len(items.judged), items.failed)
     result.human_agreement("key-fact presence", items.humans,
                            {"judge": items.judged, f"word overlap >= {OVERLAP_PRESENT}": items.lexical}, seed)
@@ -159,12 +168,14 @@ def _alignment_result(judge: str, documents: int, items: _Items, seed: int) -> M
         result.tables["fc_correlation"] += [{"scorer": scorer, **row} for row in rows]
         result.summary.append(f"{scorer} with LitePyramid recall: {describe_spearman(rows)}")
     if items.confident:
-        _confidence_tables(result, items.confident, seed, items.p_kept_note)
+        confidence_tables(result, items.confident, seed, items.p_kept_note)
     return result
 
 
-def _confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float, str]], seed: int,
-                       not_a_confidence: str | None) -> None:
+def confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float, str]], seed: int,
+                      not_a_confidence: str | None, p: str = "P(kept)", kind: str = "facts") -> None:
+    """How well `p` (human label, P, document per item) ranks and calibrates, and the threshold that the
+    config's thresholds of `kind` take from a dev split."""
     calibrated = calibration([c[0] for c in confident], [c[1] for c in confident], [c[2] for c in confident], seed)
     result.tables["confidence"] = [{"items": len(confident),
                                     "p_kept": f"not a confidence: {not_a_confidence}" if not_a_confidence else "confidence",
@@ -176,15 +187,15 @@ def _confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float,
                                     "held_out_balanced_accuracy": calibrated.held_out_balanced_accuracy,
                                     "held_out_balanced_accuracy_at_0.5": calibrated.held_out_balanced_accuracy_at_half}]
     result.tables["reliability"] = calibrated.reliability
-    what = f"P(kept), not a confidence ({not_a_confidence})" if not_a_confidence else "verdict confidence"
+    what = f"{p}, not a confidence ({not_a_confidence})" if not_a_confidence else "verdict confidence"
     result.summary.append(
-        f"{what} ({len(confident)} of {result.items} items have P(kept)): AUROC {calibrated.auroc}, "
+        f"{what} ({len(confident)} of {result.items} items have {p}): AUROC {calibrated.auroc}, "
         f"ECE {_f(calibrated.ece)}; "
         f"threshold {_f(calibrated.threshold)} from half the documents gives balanced accuracy "
         f"{_f(calibrated.held_out_balanced_accuracy)} on the other half "
         f"(the verdicts themselves: {_f(calibrated.held_out_balanced_accuracy_at_half)}); the threshold chosen on all "
         f"these documents: {_f(calibrated.threshold_all)}"
-        + ("" if not_a_confidence else " (for a config's decision_threshold when they are a dev split)"))
+        + ("" if not_a_confidence else f" (for a config's thresholds of {kind} when they are a dev split)"))
 
 
 def _f(value: float | None) -> str:

@@ -28,5 +28,5 @@ def run_task(pipeline: Pipeline, task: str, data_dir: Path, *, limit: int | None
     dataset, adapter = TASKS[task]
     result = adapter(pipeline, load(data_dir, dataset, limit, seed, split, per_document), seed)
     result.sample = {"split": split, "limit": limit, "per_document": per_document, "seed": seed,
-                     "method_version": pipeline.method.number, "decision_threshold": pipeline.judge.decision_threshold}
+                     "method_version": pipeline.method.number, "thresholds": pipeline.judge.thresholds or None}
     return result

@@ -3,7 +3,7 @@ with the judge's sentence ids and justifications. (Files for machines: store/tab
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Group
@@ -125,10 +125,11 @@ def grouped_vs_individual_table(side: GroupedVsIndividual, ds_scale: int = 10) -
 # ---------------------------------------------------------------- the evidence behind one summary
 
 
-def _verdict_table(spec: ViewSpec, items: tuple[Any, ...], record: Record | None,
-                   sources: dict[str, str]) -> Table | Text:
-    """Every judged item of one view, kept or missed, with the cited sentences and the reason."""
-    verdicts = spec.read_record(record) if record is not None else None
+def _verdict_table(run: Run, spec: ViewSpec, items: tuple[Any, ...], record: Record | None,
+                   sources: dict[str, str], explained: Mapping[str, str]) -> Table | Text:
+    """Every judged item of one view, kept or missed as the metrics counted it, with the cited sentences
+    and the reason."""
+    verdicts = run.verdicts(spec.name, record) if record is not None and record.parsed is not None else None
     if record is None or verdicts is None:
         reason = "not judged" if record is None else (record.validation_error or record.error)
         return Text(f"{spec.title}: no verdicts ({reason})", style="yellow")
@@ -136,11 +137,16 @@ def _verdict_table(spec: ViewSpec, items: tuple[Any, ...], record: Record | None
     for column in ("id", "label", "kept", "sentences", "item", "justification"):
         table.add_column(column, overflow="fold")
     for item in sorted(spec.judged(items), key=lambda i: _LABEL_ORDER.get(i.label, 2)):
-        kept = bool(verdicts.kept.get(item.id))
+        kept = verdicts.kept.get(item.id, 0) >= 0.5
         failed = verdicts.failure(item.id)
-        reason = failed or verdicts.justification.get(item.id) or verdicts.justification.get(item.id.split(".")[0], "")
-        verdict = Text("failed", style="yellow") if failed else Text("kept" if kept else "missed",
-                                                                    style="green" if kept else "red")
+        reason = failed or explained.get(item.id) or verdicts.justification.get(item.id) or \
+            verdicts.justification.get(item.id.split(".")[0], "")
+        if failed:
+            verdict = Text("failed", style="yellow")
+        elif item.id not in verdicts.kept and item.label == "other" and run.spec.reads_verdicts:
+            verdict, reason = Text("not asked", style="dim"), "labelled other: no metric counts it"
+        else:
+            verdict = Text("kept" if kept else "missed", style="green" if kept else "red")
         text = f"{item.owner}: {item.text}" if item.owner else item.text
         if member := sources.get(item.id.split(".")[0]):  # a group's scaffold: the item's document
             text = f"[{member}] {text}"
@@ -152,9 +158,10 @@ def _verdict_table(spec: ViewSpec, items: tuple[Any, ...], record: Record | None
 _LABEL_ORDER = {"main point": 0, "supporting detail": 1}
 
 
-def evidence(run: Run, key: str, ds_scale: int = 10) -> Group:
+def evidence(run: Run, key: str, ds_scale: int = 10, explained: Mapping[str, str] | None = None) -> Group:
     """Item-level evidence for one summary: each scaffold item kept or missed, with sentence ids
-    and the judge's justification, then what assembling the scaffold changed."""
+    and the judge's justification (`explained`: written on demand, for a run that read its verdicts),
+    then what assembling the scaffold changed."""
     candidate = run.candidate(key)
     parts: list[Any] = [Text(f"{key}  (input record {candidate['record']})", style="bold")]
     for i, sentence in enumerate(candidate["sentences"], 1):
@@ -179,7 +186,7 @@ def evidence(run: Run, key: str, ds_scale: int = 10) -> Group:
                           "each item names its document", style="dim"))
     for spec, items in scaffold.each_view():
         if items and spec.prompt_items(items):
-            parts.append(_verdict_table(spec, items, records.get(spec.name), scaffold.item_sources))
+            parts.append(_verdict_table(run, spec, items, records.get(spec.name), scaffold.item_sources, explained or {}))
     for name, reason in scaffold.failures.items():
         parts.append(Text(f"scaffold {name}: unavailable: {reason}", style="yellow"))
     for note in scaffold.notes:

@@ -10,7 +10,6 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -40,23 +39,9 @@ from ..text import split_sentences, splitter_version
 from ..views import ViewSpec, ViewVerdicts, direct_score, judgment_kind, labelling, tasks_of, verdict_field, views_of
 from ..views import sentences as sentence_check
 from .confidence import CONFIDENCE_ALTERNATIVES, verdict_confidence
+from .planned import PlannedRequest
+from .read_verdicts import SUPPORTED, VerdictReader
 from .verdicts import cited_once_each, ids_cited_twice, join_records
-
-
-@dataclass(frozen=True)
-class PlannedRequest:
-    request: Request
-    cache_key: str
-    task: str
-    doc_id: str
-    system: str | None
-    model: type[BaseModel]
-
-    def with_budget(self, max_tokens: int) -> PlannedRequest:
-        """The same request with another token budget, recorded under the planned cache key (a
-        truncated output's one retry)."""
-        sampling = self.request.sampling.model_copy(update={"max_tokens": max_tokens})
-        return dataclasses.replace(self, request=self.request.model_copy(update={"sampling": sampling}))
 
 
 class Judge:
@@ -70,15 +55,24 @@ class Judge:
         self.views = views_of(self.method)  # the scaffold views this method version uses
         self.prompts = prompts or load_prompts(version=self.method.number, tasks=tasks_of(self.method))
         self.fingerprint = config.fingerprint()
-        # The config's threshold holds for the method version it was calibrated under only.
-        calibrated = config.method_version in (self.method.number, self.method.judges_like)
-        self.decision_threshold = config.decision_threshold if calibrated else None
+        # A config's thresholds hold for the method version they were calibrated under only (or one that sends
+        # that version's judgment requests).
+        self.thresholds: dict[str, float] = dict(
+            config.thresholds.get(self.method.number) or config.thresholds.get(self.method.judges_like or 0) or {})
+        self.reader = VerdictReader(self) if self.method.reads_verdicts else None
         self.known_sentences: dict[str, list[str]] = {}  # filled from the store (JudgmentCache.sentences)
         self.judgment_overhead: int | None = None  # bytes around document and summary (context_fit.py)
 
+    @property
+    def decision_threshold(self) -> float | None:
+        """Versions 3-6: the one threshold of facts and questions (their run specs hold it)."""
+        return None if self.method.reads_verdicts else self.thresholds.get("facts")
+
     def template(self, task: str) -> PromptTemplate:
         """The prompt of a task: the method version's, or (chunked mode's labelling pass, which no
-        version's prompt set holds) the newest of its own."""
+        version's prompt set holds) the newest of its own. "<purpose>:<task>" (a justification asked for on
+        demand, explain.py) is written on <task>'s prompt."""
+        task = task.split(":", 1)[-1]
         if task not in self.prompts:
             self.prompts = {**self.prompts, **load_prompts(tasks=(task,))}
         return self.prompts[task]
@@ -138,7 +132,7 @@ class Judge:
     def record(self, planned: PlannedRequest, result: Result, attempts: int = 1) -> Record:
         """One output as a record: parsed, or failed with its class (an engine's own, "truncated"
         when cut off at max_tokens, "validation" when complete but invalid)."""
-        schema = planned.request.json_schema
+        schema = planned.request.json_schema or (json_schema(planned.model) if planned.reading else None)
         record = Record(
             request_id=planned.request.id, cache_key=planned.cache_key, task=planned.task,
             prompt=self.template(planned.task).ref, schema_sha256=schema_sha256(schema) if schema else None,
@@ -146,8 +140,14 @@ class Judge:
             usage=result.usage.model_dump() if result.usage else None, latency_s=result.latency_s, error=result.error,
             max_tokens=planned.request.sampling.max_tokens, attempts=attempts,
         )
+        if planned.reading is not None:
+            assert self.reader is not None, "a reading planned under a method version that writes its verdicts"
+            return self.reader.record(planned, result, record)
         if result.finish_reason == "error":
             record.failure = result.failure or "engine_crash"
+            return record
+        if schema is None:  # free text (a justification written on demand): kept as written, never a verdict
+            record.parsed = {"text": result.text or ""}
             return record
         try:
             # One verdict per item id: read item by item, so one bad item voids only itself.
@@ -256,6 +256,8 @@ class Judge:
         n = len(sentences)
         if n == 0:
             return []
+        if self.reader is not None:
+            return self.reader.plan(scaffold, document, candidate, task, sentences)
         limits, budget, method = self.config.limits, self.config.budget, self.method
         shared = {"sentences": sentences, "document": document.text, "summary": candidate.summary}
 
@@ -328,13 +330,41 @@ class Judge:
         """A view's verdicts as this judge decides them: the output's own, or, for every item whose
         P(kept) was recorded, P(kept) itself (`weighted`) or P(kept) >= the config's decision threshold.
         Items whose verdict failed are in `failed`, neither kept nor missed."""
-        verdicts = self.views[view].read_record(record) or ViewVerdicts(kept={})
+        parsed = record.parsed if self.reader is not None else None
+        if parsed is not None:
+            field = self.views[view].reading.field  # type: ignore[union-attr]  # planned only where it has one
+            verdicts = ViewVerdicts(kept={i: v[field] for i, v in parsed.items() if field in v},
+                                    failed=dict(record.failed_items or {}))
+        else:
+            verdicts = self.views[view].read_record(record) or ViewVerdicts(kept={})
+        threshold = self.thresholds.get(view)
         if record.confidence and weighted:
-            return dataclasses.replace(verdicts, kept={**verdicts.kept, **record.confidence})
-        if record.confidence and self.decision_threshold is not None:
-            decided = {i: float(p >= self.decision_threshold) for i, p in record.confidence.items()}
-            return dataclasses.replace(verdicts, kept={**verdicts.kept, **decided})
+            verdicts = dataclasses.replace(verdicts, kept={**verdicts.kept, **record.confidence})
+        elif record.confidence and threshold is not None:
+            decided = {i: float(p >= threshold) for i, p in record.confidence.items()}
+            verdicts = dataclasses.replace(verdicts, kept={**verdicts.kept, **decided})
+        if parsed is not None and self.reader is not None:  # the sentences read for every item count where it is kept
+            cited = {i: self.reader.cited(v) for i, v in parsed.items() if verdicts.kept.get(i, 0) >= 0.5}
+            verdicts = dataclasses.replace(verdicts, cited=cited)
         return verdicts
+
+    def sentence_verdicts(self, record: Record, n_sentences: int, weighted: bool = False) -> list[float | None]:
+        """Each summary sentence faithful (1) or not (0), or P(supported) when `weighted` (method version 7);
+        None where its verdict failed."""
+        parsed, failed = record.parsed or {}, record.failed_items or {}
+        if self.reader is None:
+            return [None if ok is None else float(ok) for ok in sentence_check.read_faithful(parsed, failed, n_sentences)]
+        threshold, confidence = self.thresholds.get(sentence_check.KIND), record.confidence or {}
+        out: list[float | None] = []
+        for i in range(1, n_sentences + 1):
+            item = f"S{i}"
+            if item in failed or item not in confidence:
+                out.append(None)
+            elif weighted:
+                out.append(confidence[item])
+            else:
+                out.append(float(confidence[item] >= threshold if threshold is not None else parsed[item][SUPPORTED]))
+        return out
 
     def judgments(self, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
                   weighted: bool = False) -> Judgments:
@@ -363,8 +393,14 @@ class Judge:
             if spec is not None:
                 out.views[kind] = self.verdicts(kind, record, weighted) if record is not None else spec.read(parsed)
             elif kind == sentence_check.KIND:
-                failed = (record.failed_items if record is not None else None) or {}
-                out.sentence_faithful = sentence_check.read_faithful(parsed, failed, n_sentences)
+                assert record is not None
+                out.sentence_faithful = self.sentence_verdicts(record, n_sentences, weighted)
+            elif self.reader is not None:
+                grades, why = self.reader.grades(parsed)
+                if grades is None:
+                    out.failures[kind] = why
+                else:
+                    out.direct_score = grades
             else:
                 out.direct_score = direct_score.read_grades(parsed)
         return out

@@ -28,14 +28,21 @@ def join_records(records: Sequence[Record]) -> Record:
         return failed[0].model_copy(update={key: f"{item}: {value}" for key in ("validation_error", "error")
                                             if (value := getattr(failed[0], key))})
     failed_items = {k: v for r in judged for k, v in (r.failed_items or {}).items()}
-    # The last part of a request id names its item, or (a view asked in parts) its items joined by "+".
-    failed_items |= {item: f"{r.failure}: {r.validation_error or r.error or 'no output'}"
-                     for r in failed for item in r.request_id.rsplit("/", 1)[-1].split("+")}
+    # A failed reading names its item; otherwise the last part of a request id names its item, or (a view
+    # asked in parts) its items joined by "+".
+    failed_items |= {item: f"{r.failure}: {r.validation_error or r.error or 'no output'}" for r in failed
+                     for item in (r.failed_items or dict.fromkeys(r.request_id.rsplit("/", 1)[-1].split("+")))}
     first = judged[0]
     confidence = {k: v for r in judged for k, v in (r.confidence or {}).items()}
+    # Several readings of one item (its verdict, then its cited sentences) add up to one verdict.
+    parsed: dict[str, Any] = {}
+    for r in judged:
+        for item, verdict in (r.parsed or {}).items():
+            earlier = parsed.get(item)
+            parsed[item] = {**earlier, **verdict} if isinstance(earlier, dict) and isinstance(verdict, dict) else verdict
     return first.model_copy(update={
-        "request_id": first.request_id.rsplit("/", 1)[0], "cache_key": "", "text": None,
-        "parsed": {k: v for r in judged for k, v in (r.parsed or {}).items()},
+        "request_id": first.request_id.rsplit("/", 1)[0], "cache_key": "", "text": None, "next_token": None,
+        "parsed": parsed,
         "confidence": confidence or None,
         "usage": {k: sum((r.usage or {}).get(k) or 0 for r in records) for k in (first.usage or {})} or None,
         "failed_items": failed_items or None,

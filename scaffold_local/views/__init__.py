@@ -13,12 +13,12 @@ from __future__ import annotations
 from ..errors import UsageError
 from ..method import MethodVersion
 from . import direct_score, labelling, sentences
-from .base import JudgedItem, ResponderRules, Rule, ViewSpec, ViewVerdicts
+from .base import JudgedItem, ReadingRules, ResponderRules, Rule, ViewSpec, ViewVerdicts
 from .entities import ENTITIES
 from .facts import FACTS
 from .questions import QUESTIONS
 
-__all__ = ["JudgedItem", "METRICS", "ResponderRules", "Rule", "VIEW_SPECS", "ViewSpec", "ViewVerdicts",
+__all__ = ["JudgedItem", "METRICS", "ReadingRules", "ResponderRules", "Rule", "VIEW_SPECS", "ViewSpec", "ViewVerdicts",
            "judgment_kind", "register", "responder_rules", "tasks_of", "unregister", "verdict_field", "views_of"]
 
 VIEW_SPECS: dict[str, ViewSpec] = {}

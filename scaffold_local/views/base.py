@@ -45,6 +45,20 @@ class ResponderRules:
 
 
 @dataclass(frozen=True)
+class ReadingRules:
+    """How a method version that reads its verdicts (7) asks about a view: one reading per item, whose
+    answer is `{"<field>": true}` or `{"<field>": false}`; the verdict is the judge's P(true) there."""
+
+    field: str  # the verdict's key: "inferred"
+    # The items read, each a dict with its "id" that the template renders as `item`, in scaffold order:
+    # only those some metric counts (a fact labelled "other" is not read; an entity attribute always is).
+    items: Callable[[Sequence[Any]], list[dict[str, Any]]]
+    # P(true) the deterministic responder gives an item, from the summary's sentences.
+    p_true: Callable[[dict[str, Any], Sequence[str]], float]
+    evidence: bool = False  # a kept item's summary sentences are read after its verdict (Fact Focus)
+
+
+@dataclass(frozen=True)
 class ViewSpec:
     name: str  # the key of its items in a scaffold, and of its tasks: extract_<name>, align_<name>
     noun: str  # "fact": in messages such as "fact alignment failed"
@@ -66,6 +80,7 @@ class ViewSpec:
     verdict_field: str | None = None  # the verdict word ("inferred") whose probability is P(kept)
     drill_labels: tuple[str, ...] = ("main point",)  # the items the report's drill-down lists
     templates: Path | None = None  # where its prompt templates are; None: the package's prompts/
+    reading: ReadingRules | None = None  # how method version 7 reads its verdicts; None: it cannot
 
     @property
     def extract_task(self) -> str:

@@ -42,7 +42,7 @@ def read_grades(parsed: Mapping[str, Any]) -> dict[str, int]:
     return {k: v for k, v in parsed.items() if k != "rationale"}
 
 
-def score(out: Scores, grades: Mapping[str, int] | None, n_sentences: int, failure: str) -> None:
+def score(out: Scores, grades: Mapping[str, float] | None, n_sentences: int, failure: str) -> None:
     if grades is None:
         out.unavailable(METRICS, "summary is empty" if n_sentences == 0 else f"direct score failed: {failure}")
         return

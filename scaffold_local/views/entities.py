@@ -25,8 +25,17 @@ from ..schemas import (
 )
 from ..text import HAN, split_sentences
 from .assembly import normalized, unique
-from .base import AssembledView, JudgedItem, ResponderRules, ViewSpec, ViewVerdicts, first_of, justifications
-from .responding import bound, compact, document_facts, schema_order, supporting
+from .base import (
+    AssembledView,
+    JudgedItem,
+    ReadingRules,
+    ResponderRules,
+    ViewSpec,
+    ViewVerdicts,
+    first_of,
+    justifications,
+)
+from .responding import bound, compact, document_facts, p_kept_by_overlap, schema_order, supporting
 from .scoring import Scores, verdicts_of
 
 
@@ -172,6 +181,18 @@ def _respond_align(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any
     return answer
 
 
+def _read_items(entities: Sequence[Entity]) -> list[dict[str, Any]]:
+    """Every attribute, whatever its label: all of them count in EPS."""
+    return [{"id": a.id, "entity": e.name, "kind": e.kind, "text": a.text, "label": a.label}
+            for e in entities for a in e.attributes]
+
+
+def _p_preserved(item: dict[str, Any], sentences: Sequence[str]) -> float:
+    """The responder's P(preserved): the attribute's best word overlap, where the summary names the entity."""
+    named = item["entity"].lower() in " ".join(sentences).lower()
+    return p_kept_by_overlap("text", 0.6)(item, sentences) if named else 0.02
+
+
 ENTITIES = ViewSpec(
     name="entities", noun="entity", title="Entity attributes", item_model=Entity,
     extraction_model=entity_extraction_model,
@@ -188,4 +209,5 @@ ENTITIES = ViewSpec(
     score=entity_metrics,
     respond=ResponderRules(_respond_extract, _respond_align),
     drill_labels=("main point", "supporting detail", "other"),  # every attribute counts in EPS
+    reading=ReadingRules("preserved", _read_items, _p_preserved),
 )

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from ..method import MethodVersion
 from ..schemas import Label, SchemaLimits, cited_alignment_model, list_of, statement, strict_model
 from .assembly import unique
-from .base import AssembledView, JudgedItem, ResponderRules, ViewSpec, ViewVerdicts, read_cited
+from .base import AssembledView, JudgedItem, ReadingRules, ResponderRules, ViewSpec, ViewVerdicts, read_cited
 from .responding import align_cited, bound, document_facts, p_kept_by_overlap
 from .scoring import SCORED_LABELS, Scores, by_label, failed_ids, ratio
 
@@ -94,4 +94,7 @@ FACTS = ViewSpec(
     score=fact_metrics,
     respond=ResponderRules(_respond_extract, _respond_align, p_kept_by_overlap("text", 0.6)),
     verdict_field="inferred",
+    reading=ReadingRules("inferred", lambda facts: [{"id": f.id, "text": f.text, "label": f.label} for f in facts
+                                                    if f.label in SCORED_LABELS],
+                         p_kept_by_overlap("text", 0.6), evidence=True),
 )

@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..method import MethodVersion
 from ..schemas import Label, SchemaLimits, cited_alignment_model, list_of, statement, strict_model
 from .assembly import unique
-from .base import AssembledView, JudgedItem, ResponderRules, ViewSpec, ViewVerdicts, read_cited
+from .base import AssembledView, JudgedItem, ReadingRules, ResponderRules, ViewSpec, ViewVerdicts, read_cited
 from .responding import align_cited, bound, document_facts, p_kept_by_overlap
-from .scoring import Scores, by_label
+from .scoring import SCORED_LABELS, Scores, by_label
 
 
 class KeyQuestion(BaseModel):
@@ -92,4 +92,7 @@ QUESTIONS = ViewSpec(
     score=question_metrics,
     respond=ResponderRules(_respond_extract, _respond_align, p_kept_by_overlap("expected_answer", 0.5)),
     verdict_field="answered",
+    reading=ReadingRules("answered", lambda questions: [
+        {"id": q.id, "question": q.question, "expected_answer": q.expected_answer, "label": q.label}
+        for q in questions if q.label in SCORED_LABELS], p_kept_by_overlap("expected_answer", 0.5)),
 )

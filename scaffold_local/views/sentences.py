@@ -41,7 +41,7 @@ def read_faithful(parsed: Mapping[str, Any], failed: Mapping[str, str], n_senten
     return [None if f"S{i}" in failed else parsed[f"S{i}"]["category"] == NO_ERROR for i in range(1, n_sentences + 1)]
 
 
-def score(out: Scores, faithful: Sequence[bool | None] | None, n_sentences: int, failure: str) -> None:
+def score(out: Scores, faithful: Sequence[float | None] | None, n_sentences: int, failure: str) -> None:
     if faithful is None:
         out.set("f", None, "summary has no sentences" if n_sentences == 0 else f"faithfulness check failed: {failure}")
         return

@@ -1,0 +1,95 @@
+"""The same verdict whatever shares the batch, on the real embedded judge (Qwen2.5-Coder-1.5B on llama.cpp):
+under method version 7 a document scored alone, inside a larger file, and with the file's lines in another
+order gets identical probabilities for every item, to the bit. Scaffolds come from a file written here, so
+no extraction runs (about 2 minutes on 2 cores)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scaffold_local.config import DEFAULT_MODEL, ModelConfig
+from scaffold_local.data import load_input
+from scaffold_local.pipeline import Pipeline
+from scaffold_local.records import ScaffoldSource
+
+from .helpers import TESTS, write_jsonl
+
+pytestmark = pytest.mark.real_model
+
+SCAFFOLDS = [
+    {"doc_id": "seed-library",
+     "facts": [{"text": "The Oakdale Public Library opened a seed library.", "label": "main point"},
+               {"text": "Residents borrow seeds for free.", "label": "main point"},
+               {"text": "The program started with 3000 donated packets.", "label": "supporting detail"},
+               {"text": "Posted in Community News.", "label": "other"}],
+     "questions": [{"question": "What can residents borrow?", "expected_answer": "Vegetable and flower seeds.",
+                    "label": "main point"}],
+     "entities": [{"name": "Priya Nair", "kind": "person", "attributes": [
+         {"text": "Priya Nair is the librarian.", "label": "supporting detail"},
+         {"text": "Priya Nair said tomatoes were popular.", "label": "other"}]}]},
+    {"doc_id": "heater-recall",
+     "facts": [{"text": "Brightway Appliances is recalling 85000 portable heaters.", "label": "main point"},
+               {"text": "A faulty switch can overheat.", "label": "main point"}],
+     "questions": [{"question": "How many heaters are recalled?", "expected_answer": "85000.", "label": "main point"}],
+     "entities": [{"name": "Brightway Appliances", "kind": "org", "attributes": [
+         {"text": "Brightway Appliances makes portable heaters.", "label": "main point"}]}]},
+]
+
+
+def _alternatives(outcome, doc_id: str) -> dict[str, dict[str, float]]:
+    records = [json.loads(line) for line in (outcome.run_dir / "records.jsonl").read_text().splitlines()]
+    return {r["request_id"]: r["next_token"] for r in records if r["doc_id"] == doc_id}
+
+
+def test_a_document_alone_inside_a_larger_file_and_in_another_order_reads_the_same(tmp_path):
+    lines = [json.loads(line) for line in (TESTS / "data" / "news.jsonl").read_text().splitlines()]
+    scaffolds = write_jsonl(tmp_path / "scaffolds.jsonl", SCAFFOLDS)
+    config = ModelConfig.load(DEFAULT_MODEL)
+
+    def score(name: str, rows: list[dict]) -> object:
+        pipeline = Pipeline(config, tmp_path / name, method=7, scaffolds=ScaffoldSource(kind="file", reference=str(scaffolds)))
+        try:
+            return pipeline.score(load_input(write_jsonl(tmp_path / f"{name}.jsonl", rows)))
+        finally:
+            pipeline.close()
+
+    together = score("together", lines)
+    alone = score("alone", [row for row in lines if row["doc_id"] == "seed-library"])
+    reversed_order = score("reversed", lines[::-1])
+    first = _alternatives(together, "seed-library")
+    # every verdict, sentence, category and grade reading of the document: 2 summaries, nothing generated
+    assert len(first) > 30 and all(first.values()) and together.usage["judgments"]["completion_tokens"] == 0
+    assert not any(request.endswith(("/F4", "/F4/evidence")) for request in first)  # "other" facts are not asked
+    assert _alternatives(alone, "seed-library") == first  # to the bit
+    assert _alternatives(reversed_order, "seed-library") == first
+    assert _alternatives(reversed_order, "heater-recall") == _alternatives(together, "heater-recall")
+    assert [s.values for s in alone.summaries] == [s.values for s in together.summaries if s.doc_id == "seed-library"]
+
+
+def test_the_engine_reports_each_reading_as_it_finishes(tmp_path):
+    """What a kill keeps: llama.cpp hands each reading over as it finishes, before its call returns (the
+    dispatcher stores it then), the same result the call returns."""
+    from scaffold_local.backends import create_backend
+    from scaffold_local.data import Candidate, Document
+    from scaffold_local.method import method_version
+    from scaffold_local.requests import Judge
+    from scaffold_local.scaffold import Scaffold
+    from scaffold_local.views.facts import Fact
+
+    config = ModelConfig.load("smollm2-135m-llama-cpp")
+    judge = Judge(config, method_version(7))
+    document = Document(doc_id="d", text="A storm cut power to 3,000 homes. Crews fix it by Sunday.", sha256="0" * 64)
+    scaffold = Scaffold(key="k", doc_id="d", document_sha256=document.sha256, questions=(), entities=(),
+                        facts=(Fact(id="F1", text="A storm cut power.", label="main point"),
+                               Fact(id="F2", text="Crews fix it by Sunday.", label="supporting detail")))
+    planned = judge.plan(scaffold, document, Candidate(record=1, doc_id="d", system="s", summary="A storm cut power."))
+    backend = create_backend(config)
+    reported: list[tuple[int, object]] = []
+    backend.on_result = lambda index, result: reported.append((index, result))
+    try:
+        results = backend.generate([p.request for p in planned])
+    finally:
+        backend.close()
+    assert [i for i, _ in reported] == list(range(len(planned))) and [r for _, r in reported] == results

@@ -1,0 +1,234 @@
+"""Method version 7: verdicts read from the judge's next-token distribution, nothing generated. The reading
+rules worked out by hand, the records a reading becomes, the prompt parts, and the whole method on the
+responder (whose readings follow the same lexical rules as its written verdicts, so the scaffold metrics
+agree with version 6's and the grades are the rule's grade 0.8 and one below it 0.2)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from scaffold_local.backends import Result
+from scaffold_local.config import ModelConfig
+from scaffold_local.data import Candidate, Document, load_input
+from scaffold_local.method import method_version
+from scaffold_local.pipeline import Pipeline
+from scaffold_local.prompts import PART_MARK, load_prompts
+from scaffold_local.records import Record
+from scaffold_local.requests import Judge
+from scaffold_local.requests.readings import Distribution, continued, distribution, expected, matching, resolved
+from scaffold_local.scaffold import Scaffold
+from scaffold_local.text import sha256_text
+from scaffold_local.views.facts import Fact
+
+from .helpers import FACTORY, RESPONDER_CONFIG
+
+GRADES = tuple(str(g) for g in range(1, 11))
+log = math.log
+
+
+def test_a_token_counts_for_the_one_answer_it_begins_or_spells_out():
+    assert matching(" true", ("true", "false")) == ["true"]  # JSON's whitespace before a value
+    assert matching("t", ("true", "false")) == ["true"] and matching("false,", ("true", "false")) == ["false"]
+    assert matching(' "', ("true", "false")) == []  # no answer: a string where a boolean goes
+    assert matching(" ", ("true", "false")) == ["true", "false"]  # whitespace decides nothing yet
+    assert matching("8", GRADES) == ["8"] and matching("10", GRADES) == ["10"]
+    assert matching("1", GRADES) == ["1", "10"]  # undecided: the next position decides
+    # after "1": the value ends (a comma, a brace, whitespace) or goes on with "0"
+    assert matching(",", GRADES, after="1") == ["1"] and matching(" ", GRADES, after="1") == ["1"]
+    assert matching("0", GRADES, after="1") == ["10"] and matching("0}", GRADES, after="1") == ["10"]
+    assert matching(' "', GRADES, after="1") == []  # a string cannot follow a number
+    errors = ("out-of-context error", "entity error", "other error")
+    assert matching("entity", errors) == ["entity error"] and matching('entity error"', errors) == ["entity error"]
+    assert matching("o", errors) == ["out-of-context error", "other error"]
+
+
+def test_p_is_the_answers_share_of_the_mass_the_answers_hold():
+    d = distribution({" true": log(0.6), " false": log(0.2), ' "': log(0.15), "true": log(0.05)}, ("true", "false"))
+    assert d is not None and d.p["true"] == pytest.approx(0.65 / 0.85) and d.answer_mass == pytest.approx(0.85)
+    assert d.width == 0 and d.best() == "true"
+    assert distribution({' "': log(0.9), "{": log(0.1)}, ("true", "false")) is None  # a new answer, not this one
+
+
+def test_a_grade_that_may_be_ten_is_read_on_after_its_one():
+    """P(9) 0.2, P("1") 0.8 of which "0" follows 0.9 of the time: P(10) 0.72, P(1) 0.08; mean 9.08."""
+    first = distribution({"9": log(0.2), "1": log(0.8)}, GRADES)
+    assert first is not None and first.undecided == {"1": pytest.approx(0.8)}
+    then = distribution({"0": log(0.9), ",": log(0.1)}, GRADES, after="1")
+    assert then is not None
+    grade = continued(first, "1", then)
+    assert grade.p["10"] == pytest.approx(0.72) and grade.p["1"] == pytest.approx(0.08) and grade.width == 0
+    assert expected(grade) == pytest.approx(9.08)
+    stored = {"faithfulness": {"p": dict(first.p), "undecided": dict(first.undecided)},
+              "faithfulness after 1": {"p": dict(then.p)}}
+    assert expected(resolved(stored, "faithfulness")) == pytest.approx(9.08)
+    assert expected(Distribution(p={"7": 0.5, "8": 0.5})) == 7.5
+
+
+@pytest.fixture
+def judge() -> Judge:
+    return Judge(ModelConfig.load(str(RESPONDER_CONFIG)), method_version(7))
+
+
+def _fact_reading(judge: Judge):
+    document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
+    scaffold = Scaffold(key="k", doc_id="factory", document_sha256=document.sha256,
+                        facts=(Fact(id="F1", text="Alpha Corp opened a factory.", label="main point"),
+                               Fact(id="F2", text="Published by the Denton Daily.", label="other")),
+                        questions=(), entities=())
+    candidate = Candidate(record=1, doc_id="factory", system="a", summary="Alpha Corp opened a factory. It is big.")
+    return judge.plan(scaffold, document, candidate, task="align_facts")
+
+
+def test_a_reading_is_one_prompt_ending_where_the_answer_gives_its_value(judge):
+    planned = _fact_reading(judge)
+    # the "other" fact is never asked (no metric counts it); F1's verdict, and its sentences beside it
+    assert [p.request.id for p in planned] == ["factory/a/facts/F1", "factory/a/facts/F1/evidence"]
+    verdict, evidence = (p.request for p in planned)
+    assert verdict.sampling.max_tokens == 0 and verdict.sampling.top_logprobs == 20 and verdict.json_schema is None
+    assert verdict.messages[-1].role == "assistant" and verdict.messages[-1].content == '{"inferred":'
+    assert evidence.messages[-1].content == '{"inferred": true, "sentence_ids": ['
+    assert verdict.messages[:-1] == evidence.messages[:-1]
+    system, user = verdict.messages[0].content, verdict.messages[1].content
+    assert PART_MARK not in system + user
+    # parts: the instructions, the summary, the task's question, the fact, then the answer
+    starts = [offset for message, offset in verdict.parts]
+    assert [m for m, _ in verdict.parts] == [1, 1, 1, 1] and starts[0] == 0
+    assert user[starts[1]:starts[2]] == "Does the summary convey this key fact?\n"
+    assert user[starts[2]:] == "Key fact (main point): Alpha Corp opened a factory."
+    assert user[starts[3]:] == "" and user[:starts[1]].startswith("Summary sentences:\n[1] Alpha Corp opened a factory.")
+    # the parts are part of the cache key: they shape the numbers an engine computes part by part
+    assert verdict.cache_key("j") != verdict.model_copy(update={"parts": ()}).cache_key("j")
+
+
+def test_a_reading_records_a_schema_valid_verdict_with_its_p_or_fails_for_its_item_alone(judge):
+    verdict, evidence = _fact_reading(judge)
+    record = judge.record(verdict, Result(id=verdict.request.id, text="", finish_reason="stop",
+                                          next_token={" true": log(0.3), " false": log(0.6), "{": log(0.1)}))
+    assert record.parsed == {"F1": {"inferred": False}} and record.confidence == {"F1": pytest.approx(1 / 3)}
+    assert record.next_token is not None and record.failure is None
+    cited = judge.record(evidence, Result(id=evidence.request.id, text="", finish_reason="stop",
+                                          next_token={"2": log(0.7), "1": log(0.3)}))
+    assert cited.parsed == {"F1": {"sentence_ids": {"p": {"1": pytest.approx(0.3), "2": pytest.approx(0.7)}}}}
+    # undecided: most of the mass on whitespace, which writes no answer yet
+    undecided = judge.record(verdict, Result(id=verdict.request.id, text="", finish_reason="stop",
+                                             next_token={" ": log(0.5), " true": log(0.4), " false": log(0.1)}))
+    assert undecided.parsed is None and undecided.failure == "validation" and "undecided" in undecided.failed_items["F1"]
+    assert undecided.next_token == {" ": log(0.5), " true": log(0.4), " false": log(0.1)}  # the raw answer kept
+    written = json.loads(undecided.model_dump_json())
+    assert "next_token" in written and "next_token" not in json.loads(Record(
+        request_id="r", cache_key="k", task="t", prompt="p", schema_sha256=None, doc_id="d", text="x",
+        finish_reason="stop").model_dump_json())  # records without one are written as before
+    # the judge's thresholds decide what counts: P 1/3 is kept at 0.3, not at 0.5
+    joined = judge.by_kind([verdict, evidence], {verdict.cache_key: record, evidence.cache_key: cited})["facts"]
+    assert judge.verdicts("facts", joined).kept == {"F1": 0.0}
+    judge.thresholds = {"facts": 0.3}
+    assert judge.verdicts("facts", joined).kept == {"F1": 1.0} and judge.verdicts("facts", joined).cited == {"F1": [2]}
+
+
+def test_a_template_marks_its_parts_and_its_hash_covers_the_template_it_extends(tmp_path):
+    for name, text in {
+        "base.v1.jinja": '{% block system %}Rules.{% endblock %}{% block user %}Doc: {{ doc }}\n{{ part }}'
+                         '{% block item %}{% endblock %}{% endblock %}',
+        "align_facts.v1.jinja": '{% extends "base.v1.jinja" %}{% block item %}Item {{ item }}{{ part }}{% endblock %}',
+    }.items():
+        (tmp_path / name).write_text(text)
+    prompt = load_prompts(tmp_path, tasks=("align_facts",))["align_facts"]
+    messages, parts = prompt.render_parts(doc="the text", item=3)
+    assert [m.content for m in messages] == ["Rules.", "Doc: the text\nItem 3"] and parts == ((1, 0), (1, 14), (1, 20))
+    # a part mark that the text itself holds: the message stays one part, the text as given
+    messages, parts = prompt.render_parts(doc=f"odd {PART_MARK} text", item=3)
+    assert messages[1].content == f"Doc: odd {PART_MARK} text\nItem 3" and parts == ((1, 0),)
+    before = prompt.sha256
+    (tmp_path / "base.v1.jinja").write_text((tmp_path / "base.v1.jinja").read_text().replace("Rules.", "New rules."))
+    assert load_prompts(tmp_path, tasks=("align_facts",))["align_facts"].sha256 != before
+
+
+def _scores(outcome) -> dict:
+    return {(s.doc_id, s.system): s.values for s in outcome.summaries}
+
+
+def test_version_7_on_the_responder_reads_what_version_6_writes(tmp_path, small_input):
+    """Same store, same scaffolds: every scaffold metric as version 6 writes it; every judgment a reading
+    (no output token); each grade the rule's g read as 0.8 g + 0.2 (g - 1), or 0.8 + 0.2 x 2 for 1."""
+    config = ModelConfig.load(str(RESPONDER_CONFIG))
+    written = Pipeline(config, tmp_path / "store", method=6).score(load_input(small_input))
+    read = Pipeline(config, tmp_path / "store", method=7).score(load_input(small_input))
+    assert read.usage["judgments"]["completion_tokens"] == 0 and read.failures == {}
+    records = [json.loads(line) for line in (read.run_dir / "records.jsonl").read_text().splitlines()]
+    assert all(r["next_token"] and r["usage"]["completion_tokens"] == 0 for r in records)
+    before, after = _scores(written), _scores(read)
+    for key in before:
+        for metric in ("fps", "qps", "eps", "f", "fc", "main_fc", "supp_fc", "fact_focus", "qc"):
+            assert after[key][metric] == before[key][metric], (key, metric)
+        for axis in ("faithfulness", "completeness", "understandability", "hallucination"):
+            grade = before[key][f"ds_{axis}"]
+            assert after[key][f"ds_{axis}"] == pytest.approx(1.2 if grade == 1 else grade - 0.2)  # 1: 0.8 x 1 + 0.2 x 2
+    spec = json.loads((read.run_dir / "spec.json").read_text())
+    assert spec["method"]["reads_verdicts"] is True and spec["thresholds"] == {}
+
+
+def test_a_kill_loses_only_the_readings_in_flight(tmp_path, small_input):
+    """An engine that finishes readings one after another reports each: each is stored before the call
+    returns, so a run killed inside a call keeps them, and the next run sends only the rest."""
+    from scaffold_local.backends.responder import ResponderBackend
+    from scaffold_local.store import JudgmentCache
+
+    class OneByOne(ResponderBackend):
+        killed_after: int | None = 7
+
+        def generate(self, requests):
+            results = []
+            for index, request in enumerate(requests):
+                if request.sampling.reading and type(self).killed_after == 0:
+                    raise KeyboardInterrupt("power cut")
+                results.append(self.finished(index, self._answer(request)))
+                if request.sampling.reading and type(self).killed_after is not None:
+                    type(self).killed_after -= 1
+            return results
+
+    config = ModelConfig.load(str(RESPONDER_CONFIG))
+    with pytest.raises(KeyboardInterrupt):
+        Pipeline(config, tmp_path / "store", method=7, backend_factory=OneByOne).score(load_input(small_input))
+    cache = JudgmentCache(tmp_path / "store")
+    stored = [r for r in cache if r.next_token is not None]
+    cache.close()
+    assert len(stored) == 7  # each reading reported before the kill is in the store
+    OneByOne.killed_after = None
+    resumed = Pipeline(config, tmp_path / "store", method=7, backend_factory=OneByOne).score(load_input(small_input))
+    assert resumed.requests_reused == 7 and resumed.failures == {}
+
+
+def test_justifications_are_written_on_demand_for_the_counted_verdicts_and_kept(tmp_path, small_input, wide_console):
+    from typer.testing import CliRunner
+
+    from scaffold_local import runs
+    from scaffold_local.cli import app
+    from scaffold_local.explain import explain
+    from scaffold_local.store import JudgmentCache
+
+    store = tmp_path / "store"
+    runner = CliRunner()
+    assert runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store),
+                               "--method-version", "7", "--run-name", "read"]).exit_code == 0
+    before = len(JudgmentCache(store))
+    shown = runner.invoke(app, ["show", str(store / "runs" / "read"), "--summary", "factory/brief", "--explain"])
+    assert shown.exit_code == 0, shown.output
+    assert "the best summary sentence holds 100% of its words" in shown.output  # F1, kept: the responder's why
+    run = runs.open(store / "runs" / "read")
+    explained = {e.item: e for e in explain(run, "factory/brief", ["F1", "F3"])}
+    assert set(explained) == {"F1", "F3"} and explained["F1"].verdict and not explained["F3"].verdict
+    assert explained["F3"].text.startswith("the best summary sentence holds") and explained["F3"].failure is None
+    cache = JudgmentCache(store)
+    written = [r for r in cache if r.task.startswith("explain:")]
+    assert len(cache) == before + len(written) and len(written) >= 4  # each kept, under a task no metric reads
+    cache.close()
+    # a second look sends nothing (read back from the store); the run's metrics never read them
+    assert [e.text for e in explain(run, "factory/brief")] and len(JudgmentCache(store)) == before + len(written)
+    assert runs.open(store / "runs" / "read").summaries == run.summaries
+    assert runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store),
+                               "--method-version", "6", "--run-name", "written"]).exit_code == 0
+    refused = runner.invoke(app, ["show", str(store / "runs" / "written"), "--summary", "factory/brief", "--explain"])
+    assert refused.exit_code == 2 and "wrote a justification with every verdict" in " ".join(refused.output.split())
