@@ -79,3 +79,26 @@ def test_a_wrong_grammar_engine_or_a_missing_package_says_what_to_do(monkeypatch
         create_backend(ModelConfig.model_validate({**base, "structured_outputs": "gbnf"}))
     assert raised.value.hint.startswith("make setup, or `python -m scaffold_local.backends.llama_cpp_build install`")
     assert raised.value.exit_code == 1
+
+
+def test_a_generation_group_holds_one_document_so_its_outputs_never_depend_on_another():
+    """llama.cpp's numbers depend on which sequences decode together: a group never mixes prefix groups
+    (documents), and the prompt kept from another document is not counted as shared."""
+    from types import SimpleNamespace
+
+    from scaffold_local.backends.base import Message, Request, Sampling
+    from scaffold_local.backends.llama_cpp import LlamaCppBackend
+
+    backend = LlamaCppBackend.__new__(LlamaCppBackend)  # the grouping alone: no model loaded
+    backend.options = SimpleNamespace(parallel=3, kv_tokens=10_000)
+    backend._kept, backend._kept_group = [1, 2, 3], "b"
+
+    def request(doc: str) -> Request:
+        return Request(id=doc, prefix_group=doc, messages=(Message(role="user", content=doc),), json_schema=None,
+                       sampling=Sampling(max_tokens=8))
+
+    docs = ["a", "a", "b", "a", "a", "a", "a"]
+    requests = [request(d) for d in docs]
+    runnable = [(i, [1, 2, 3, 4 + i]) for i in range(len(docs))]
+    groups = [[i for i, _ in g] for g in backend._groups(runnable, requests)]
+    assert groups == [[0, 1], [2], [3, 4, 5], [6]]  # by document, then at most `parallel` at a time

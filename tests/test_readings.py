@@ -93,9 +93,9 @@ def test_a_reading_is_one_prompt_ending_where_the_answer_gives_its_value(judge):
     assert verdict.messages[:-1] == evidence.messages[:-1]
     system, user = verdict.messages[0].content, verdict.messages[1].content
     assert PART_MARK not in system + user
-    # parts: the instructions, the summary, the task's question, the fact, then the answer
+    # parts: the instructions, the summary, the task's question, the fact, the chat's turn, then the answer
     starts = [offset for message, offset in verdict.parts]
-    assert [m for m, _ in verdict.parts] == [1, 1, 1, 1] and starts[0] == 0
+    assert [m for m, _ in verdict.parts] == [1, 1, 1, 1, 2] and starts[0] == starts[4] == 0
     assert user[starts[1]:starts[2]] == "Does the summary convey this key fact?\n"
     assert user[starts[2]:] == "Key fact (main point): Alpha Corp opened a factory."
     assert user[starts[3]:] == "" and user[:starts[1]].startswith("Summary sentences:\n[1] Alpha Corp opened a factory.")

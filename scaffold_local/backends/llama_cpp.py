@@ -19,7 +19,10 @@ empty cache, and kept in sequence 0 while the next requests share them (or resto
 state); the last part, the item, is computed alone in a sequence of its own. Every prefill of a reading
 is therefore the same computation whatever else is in the batch, the store or the file, and its
 distribution is identical to the bit (llama.cpp's results depend on which tokens share a batch: the
-sequences a generation decodes together are not batch-invariant).
+sequences a generation decodes together are not batch-invariant). A generation group therefore holds
+the requests of one prefix group (one document) only, in the order they came, and starts from an empty
+cache when the document changes: what a document's extraction generates depends on that document's
+requests alone, not on which documents share the file or the call.
 """
 
 from __future__ import annotations
@@ -306,6 +309,7 @@ class LlamaCppBackend(BaseBackend):
         # what it shares with it (a task's instructions and examples, a document) instead of computing it.
         self.keep = self.options.parallel
         self._kept: list[int] = []
+        self._kept_group: str | None = None  # the prefix group (document) whose prompt is kept
         self.readings = _Readings(self)
 
     @staticmethod
@@ -362,6 +366,8 @@ class LlamaCppBackend(BaseBackend):
         if runnable:
             self.readings.trunk = []  # generation takes over sequence 0, where the readings' shared parts were
         for group in self._groups(runnable, requests):
+            if requests[group[0][0]].prefix_group != self._kept_group:  # another document: nothing of the last one
+                self._forget()
             try:
                 batch = self._decode_together([requests[i] for i, _ in group], [p for _, p in group])
             except Exception as exc:  # one failed group is per-item errors, never a failed call
@@ -378,19 +384,22 @@ class LlamaCppBackend(BaseBackend):
     def _forget(self) -> None:
         """An empty KV cache: nothing kept from earlier requests."""
         self._c.llama_memory_clear(self._c.llama_get_memory(self.context.ctx), True)
-        self._kept = []
+        self._kept, self._kept_group = [], None
         self.readings.trunk = []
 
     def _groups(self, runnable: list[tuple[int, list[int]]],
                 requests: Sequence[Request]) -> Iterator[list[tuple[int, list[int]]]]:
-        """Consecutive requests, at most `parallel` at a time, whose prompts and budgets fit the KV cache
-        together (the prefix they share counted once)."""
+        """Consecutive requests of one prefix group, at most `parallel` at a time, whose prompts and budgets
+        fit the KV cache together (the prefix they share counted once, and the prompt kept for that group)."""
         group: list[tuple[int, list[int]]] = []
         for item in runnable:
             trial = [*group, item]
+            owner = requests[trial[0][0]].prefix_group
             shared = _common_prefix([p for _, p in trial])
-            need = len(self._kept) + shared + sum(len(p) - shared + requests[i].sampling.max_tokens for i, p in trial)
-            if group and (len(trial) > self.options.parallel or need > self.options.kv_tokens):
+            kept = len(self._kept) if owner == self._kept_group else 0
+            need = kept + shared + sum(len(p) - shared + requests[i].sampling.max_tokens for i, p in trial)
+            if group and (len(trial) > self.options.parallel or need > self.options.kv_tokens
+                          or requests[item[0]].prefix_group != owner):
                 yield group
                 trial = [item]
             group = trial
@@ -437,7 +446,7 @@ class LlamaCppBackend(BaseBackend):
                 s.picker.close()
         c.llama_memory_seq_rm(memory, self.keep, -1, -1)
         c.llama_memory_seq_cp(memory, 0, self.keep, 0, len(prompts[0]))
-        self._kept = list(prompts[0])
+        self._kept, self._kept_group = list(prompts[0]), requests[0].prefix_group
         elapsed = round(time.perf_counter() - started, 3)
         return [self._result(s, parents[k][1], elapsed) for k, s in enumerate(sequences)]
 

@@ -125,7 +125,7 @@ class VerdictReader:
             sampling=Sampling(max_tokens=0, temperature=0.0, seed=judge.config.seed, top_logprobs=READING_ALTERNATIVES),
             context={"task": task, "reading": {"item": reading.item, "key": reading.key, "answers": list(reading.answers),
                                                "after": reading.after}, **variables},
-            parts=parts,
+            parts=(*parts, (len(messages), 0)),  # the answer a part of its own: siblings share the item
         )
         return PlannedRequest(request, request.cache_key(judge.fingerprint, schema_text(model)), task, doc_id, system,
                               model, reading)
