@@ -27,7 +27,7 @@ an unsupported sentence are read the same way, after the verdict; each direct-sc
 probability-weighted mean grade (as G-Eval reads it), without a rationale. Justifications are written
 only on demand (`show --explain`), never read by a metric.
 Older versions stay selectable so that their scores can be reproduced. Metric definitions are not
-versioned: they follow METHOD.md.
+versioned: they follow the README's "What the metrics mean".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Metrics as pure functions of a scaffold and one summary's judgments (METHOD.md).
+"""Metrics as pure functions of a scaffold and one summary's judgments (the README, "What the metrics mean").
 
 Nothing here knows about engines, prompts or files. Undefined values are None with a reason; they
 are left out of means, and every mean reports how many summaries it left out and why. Each system

@@ -371,7 +371,7 @@ class Judge:
         """Normalize one summary's records (keyed by judgment kind) into metric inputs. `weighted`:
         a fact or question counts by the probability the judge gave its verdict, where recorded."""
         if n_sentences == 0:
-            # Nothing to judge: every item is missed, F and Fact Focus are undefined (METHOD.md).
+            # Nothing to judge: every item is missed, F and Fact Focus are undefined (the README, "What the metrics mean").
             return Judgments(views={name: ViewVerdicts(kept={i.id: False for i in spec.judged(items)})
                                     for name, spec in self.views.items()
                                     if (items := scaffold.view(name)) is not None})

@@ -1,4 +1,4 @@
-"""The pieces every view's metrics are made of (METHOD.md): shares and preference scores over the
+"""The pieces every view's metrics are made of (the README, "What the metrics mean"): shares and preference scores over the
 items with a valid verdict, each undefined value with its reason, each value over fewer items with
 a note.
 
