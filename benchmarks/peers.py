@@ -332,6 +332,8 @@ def main() -> None:
     parser.add_argument("--table", help="the tools the tables show, measured in this run or before [default: --tools]; "
                         "each cell sums the documents (of the first --documents) measured for it")
     args = parser.parse_args()
+    if args.peers_python:  # the tools run in a temporary folder: not a path relative to this one
+        args.peers_python = os.path.abspath(args.peers_python)
     chosen = [t for t in dict.fromkeys(args.tools.split(",")) if known(t)]  # in the order given: cheap ones first
     settings = sorted(int(s) for s in args.settings.split(","))
 

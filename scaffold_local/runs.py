@@ -34,6 +34,7 @@ class Run:
         self.spec = spec
         self.store_root = run_dir.parent.parent
         self._folder = RunFolder(self.store_root, run_dir.name)
+        self._scaffolds: dict[str, Scaffold | None] = {}
 
     def _lines(self, name: str) -> list[dict[str, Any]]:
         path = self.dir / name
@@ -107,8 +108,10 @@ class Run:
         return self.judge.verdicts(view, record, self.spec.weighted_verdicts)
 
     def scaffold(self, key: str) -> Scaffold | None:
-        stored = ScaffoldStore(self.store_root).get(key)
-        return stored.scaffold if stored else None
+        if key not in self._scaffolds:
+            stored = ScaffoldStore(self.store_root).get(key)
+            self._scaffolds[key] = stored.scaffold if stored else None
+        return self._scaffolds[key]
 
     def scaffold_notes(self) -> Counter[str]:
         """How many dropped duplicates and merged entities the run's scaffolds record, by action."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..runs import Run
 from ..views import VIEW_SPECS
+from .counted import summary_evidence
 
 
 @dataclass
@@ -26,34 +27,19 @@ class ItemVerdicts:
 
 
 def item_verdicts(run: Run) -> list[ItemVerdicts]:
-    """Every judged item of the run's scaffolds with each system's verdict, in scaffold order."""
+    """Every counted item of the run's scaffolds with each system's verdict as the metrics counted it
+    (thresholds applied), in scaffold order; items without a valid verdict are left out."""
     items: dict[tuple[str, str, str], ItemVerdicts] = {}
-    scaffolds = {}
     for candidate in run.candidates:
-        key = candidate.get("scaffold_key")
-        if not key or candidate.get("failed"):
+        if not candidate.get("scaffold_key") or candidate.get("failed"):
             continue
-        if key not in scaffolds:
-            scaffolds[key] = run.scaffold(key)
-        scaffold = scaffolds[key]
-        if scaffold is None:
-            continue
-        records = run.records_for(candidate["doc_id"], candidate["system"])
-        for spec, view in scaffold.each_view():
-            name = spec.name
-            record = records.get(name)
-            verdicts = spec.read_record(record) if record is not None else None
-            if verdicts is None or view is None:
-                continue
-            for judged in spec.judged(view):
-                if verdicts.failure(judged.id):
-                    continue  # no valid verdict: neither kept nor missed
-                entry = items.setdefault((candidate["doc_id"], name, judged.id), ItemVerdicts(
-                    candidate["doc_id"], name, judged.id, judged.label,
-                    f"{judged.owner}: {judged.text}" if judged.owner else judged.text))
-                entry.kept[candidate["system"]] = bool(verdicts.kept.get(judged.id))
-                reason = verdicts.justification.get(judged.id) or verdicts.justification.get(judged.id.split(".")[0], "")
-                entry.justification[candidate["system"]] = reason
+        for item in summary_evidence(run, candidate).items:
+            if item.status not in ("kept", "missed"):
+                continue  # failed, or labelled so that no metric counts it
+            entry = items.setdefault((candidate["doc_id"], item.view, item.id), ItemVerdicts(
+                candidate["doc_id"], item.view, item.id, item.label, item.text))
+            entry.kept[candidate["system"]] = item.status == "kept"
+            entry.justification[candidate["system"]] = item.justification
     return list(items.values())
 
 

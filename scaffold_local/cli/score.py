@@ -8,10 +8,11 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from .. import runs
 from ..judge_check import first_use
 from ..pipeline import Pipeline, RunOutcome
 from ..records import RETRYABLE_FAILURES
-from ..report import systems_table
+from ..report import results
 from ..requests import fit_context
 from ..sources import source_from_options
 from ..store import check_run_name
@@ -145,6 +146,6 @@ def print_outcome(outcome: RunOutcome, pipeline: Pipeline, ds_scale: int) -> Non
                   "the others would fail the same way until the config or prompts change.[/yellow]", highlight=False)
     for key, reason in outcome.failed_summaries.items():
         err.print(f"[yellow]not judged: {escape(key)}: {escape(reason)}[/yellow]")
-    console.print(systems_table(outcome.systems, f"{outcome.run_dir.name}: per-system means", ds_scale))
+    console.print(results(runs.open(outcome.run_dir), ds_scale))
     print_breakdowns(outcome.run_dir, ds_scale)
     console.print(f"run folder: {outcome.run_dir}  (systems.json/.csv, summaries.jsonl/.csv/.parquet, records.jsonl)")

@@ -11,7 +11,7 @@ from rich.markup import escape
 from .. import runs
 from ..errors import UsageError
 from ..quality import describe_run
-from ..report import evidence, systems_table
+from ..report import evidence, results
 from .options import DsScaleOpt, check_ds_scale
 from .output import console, decision, print_breakdowns
 
@@ -29,11 +29,13 @@ def show(
                           "counted verdict (starts the run's judge for those not yet in the store)")] = False,
     items: Annotated[str | None, typer.Option(
         "--items", help="with --explain: only these items, comma-separated (F1,Q2,E1.A3)")] = None,
+    explain_metrics: Annotated[bool, typer.Option(
+        "--explain-metrics", help="with the per-system table: what each metric means")] = False,
 ) -> None:
     """Print a finished run: the per-system table, or the evidence behind one summary's scores."""
     check_ds_scale(ds_scale)
     run = runs.open(run_dir)
-    systems = run.systems
+    _ = run.systems  # a run that has not finished scoring says so here
     if (explain or items) and summary is None:
         raise UsageError("--explain explains the verdicts of one summary: give --summary DOC_ID/SYSTEM")
     if summary is not None:
@@ -47,13 +49,17 @@ def show(
         console.print(evidence(run, summary, ds_scale, explained))
         return
     spec = run.spec
-    console.print(systems_table(systems, f"{run_dir.name}: per-system means", ds_scale))
+    console.print(results(run, ds_scale, explain_metrics))
     print_breakdowns(run_dir, ds_scale)
     console.print(f"judge: {spec.judge.get('name')} ({spec.judge.get('backend')}, {spec.judge.get('model')}); "
                   f"method version {spec.method_version}; {decision(spec.decided_by(), spec.reads_verdicts)}; "
                   f"scaffolds: {spec.scaffold_source.describe()}; "
                   f"summaries: {len(run.summaries)}; status: {spec.status}; created {spec.created_at}", highlight=False)
     console.print(escape(describe_run(run)), highlight=False)
+    documents = list(dict.fromkeys(c["doc_id"] for c in run.candidates))
+    example = f"{documents[0]}/{run.candidates[0]['system']}" if documents else "DOC_ID/SYSTEM"
+    console.print(escape(f"documents: {', '.join(documents)} (the evidence behind one summary's scores: "
+                         f"show {run_dir} --summary {example})"), highlight=False)
     notes = run.scaffold_notes()
     if notes:
         console.print("scaffold assembly: " + ", ".join(f"{action}: {n}" for action, n in sorted(notes.items()))

@@ -131,6 +131,19 @@ def save(store: Path, config: ModelConfig, result: CheckResult) -> Path:
     return path
 
 
+def describe_saved(store: Path, config: ModelConfig, method: int) -> str | None:
+    """The saved check of this judge under this method version in words, or None where it was not run."""
+    path = record_path(store, config, method)
+    if not path.is_file():
+        return None
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    ba, (low, high) = saved["judge_balanced_accuracy"], saved["judge_balanced_accuracy_interval"]
+    if ba is None:
+        return "no balanced accuracy (no valid verdicts)"
+    return (f"balanced accuracy {ba:.3f} [{low:.3f}, {high:.3f}] on {saved['items']} built-in items "
+            f"(word overlap {saved['overlap_balanced_accuracy']:.3f})")
+
+
 def first_use(store: Path, config: ModelConfig) -> bool:
     """True the first time this judge config (by fingerprint) scores in this store; remembers it."""
     if any((store / "judge-checks").glob(f"{glob.escape(config.name)}-{config.fingerprint()[:12]}*.json")):

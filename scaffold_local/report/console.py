@@ -4,6 +4,7 @@ with the judge's sentence ids and justifications. (Files for machines: store/tab
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
 from rich.console import Group
@@ -11,12 +12,15 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analysis.budget import OVER, WITHIN, BudgetCompliance
+from ..analysis.counted import NEAR_THRESHOLD, CountedItem, SummaryEvidence, summary_evidence
 from ..analysis.groups import GroupedVsIndividual, MemberCoverage
+from ..analysis.paired import compare
+from ..analysis.scores import ScoreTable
+from ..analysis.standings import HEADLINE, MEANINGS, Standings, main_facts_by_document, standings
 from ..language import name as language_name
 from ..metrics import METRICS, SystemScores
-from ..records import Record
 from ..runs import Run
-from ..views import ViewSpec
+from ..views import VIEW_SPECS, ViewSpec
 
 
 def _is_direct_score(key: str) -> bool:
@@ -41,20 +45,29 @@ def _documents(n: int) -> str:
     return f"{n} document" + ("" if n == 1 else "s")
 
 
-def systems_table(systems: Sequence[SystemScores], title: str = "Per-system means", ds_scale: int = 10) -> Table:
+def systems_table(systems: Sequence[SystemScores], title: str = "Per-system means", ds_scale: int = 10,
+                  ranked: Standings | None = None) -> Table:
     """Metrics as rows, systems as columns: each system's mean over all its summaries, "(k excl.)"
     marking means that left out k summaries (the reasons are in systems.csv). Where another system's
     missing values make the paired mean (the report's) differ, a second row gives it, and each row
-    says which mean it is."""
+    says which mean it is. With `ranked`: the columns in its order, best first, and each metric's best
+    value marked * (every tied system)."""
     caption = ("mean over all summaries where a metric is defined; (k excl.): summaries left out, the reasons "
                "in systems.csv; paired mean: over the documents every system has a value for, as `report` compares")
+    if ranked is not None:
+        caption = (f"systems by {METRICS[ranked.metric]}, best first; *: a metric's best value (ties: each); every "
+                   "metric: higher is better; what each means: --explain-metrics; " + caption)
+        systems = sorted(systems, key=lambda s: ranked.order.index(s.system))
     table = Table(title=title, title_justify="left", min_width=len(title), caption=caption, caption_justify="left")
     table.add_column("metric", style="bold")
     for s in systems:
         table.add_column(f"{s.system}\n(n={s.n_summaries})", justify="right")
     for key in METRICS:
         means = [s.metrics[key] for s in systems]
-        cells = [_fmt(m.mean, key, ds_scale) + (f" ({m.excluded} excl.)" if m.excluded else "") for m in means]
+        best = set(ranked.best.get(key, ())) if ranked is not None else set()
+        cells = [Text(_fmt(m.mean, key, ds_scale) + (f" ({m.excluded} excl.)" if m.excluded else "")
+                      + ("*" if s.system in best else ""), style="bold" if s.system in best else "")
+                 for s, m in zip(systems, means)]
         if not any(m.paired_left_out for m in means):
             table.add_row(_name(key, ds_scale), *cells)
             continue
@@ -62,6 +75,33 @@ def systems_table(systems: Sequence[SystemScores], title: str = "Per-system mean
         table.add_row(f"{_name(key, ds_scale)}: paired mean over {_documents(means[0].paired_documents)}",
                       *(_fmt(m.paired_mean, key, ds_scale) for m in means))
     return table
+
+
+def metric_glossary(ds_scale: int = 10) -> Table:
+    """What each metric means (every one: higher is better)."""
+    table = Table(title="What the metrics mean (every one: higher is better)", title_justify="left")
+    table.add_column("metric", style="bold")
+    table.add_column("meaning")
+    for key, meaning in MEANINGS.items():
+        table.add_row(_name(key, ds_scale), meaning + (" (shown /10: the paper's 0-1 scale)"
+                                                       if ds_scale == 1 and _is_direct_score(key) else ""))
+    return table
+
+
+def results(run: Run, ds_scale: int = 10, explain_metrics: bool = False) -> Group:
+    """A finished run for people: the verdict line, the ranked table, the caveat (and the glossary)."""
+    from ..judge_check import describe_saved
+
+    comparison = compare(ScoreTable.from_run(run), HEADLINE)  # whether the lead is assessed, as `report` says
+    ranked = standings(run.systems, HEADLINE, documents=len({c["doc_id"] for c in run.candidates}),
+                       main_facts=main_facts_by_document(run), comparison=comparison,
+                       judge_check=describe_saved(run.store_root, run.judge.config, run.spec.method_version))
+    parts: list[Any] = [Text(ranked.verdict, style="bold"),
+                        systems_table(run.systems, f"{run.dir.name}: per-system means", ds_scale, ranked),
+                        Text(ranked.caveat, style="dim")]
+    if explain_metrics:
+        parts.append(metric_glossary(ds_scale))
+    return Group(*parts)
 
 
 def budget_table(budget: BudgetCompliance, ds_scale: int = 10) -> Table:
@@ -125,33 +165,60 @@ def grouped_vs_individual_table(side: GroupedVsIndividual, ds_scale: int = 10) -
 # ---------------------------------------------------------------- the evidence behind one summary
 
 
-def _verdict_table(run: Run, spec: ViewSpec, items: tuple[Any, ...], record: Record | None,
-                   sources: dict[str, str], explained: Mapping[str, str]) -> Table | Text:
-    """Every judged item of one view, kept or missed as the metrics counted it, with the cited sentences
-    and the reason."""
-    verdicts = run.verdicts(spec.name, record) if record is not None and record.parsed is not None else None
-    if record is None or verdicts is None:
-        reason = "not judged" if record is None else (record.validation_error or record.error)
-        return Text(f"{spec.title}: no verdicts ({reason})", style="yellow")
-    table = Table(title=spec.title, title_justify="left")
-    for column in ("id", "label", "kept", "sentences", "item", "justification"):
-        table.add_column(column, overflow="fold")
-    for item in sorted(spec.judged(items), key=lambda i: _LABEL_ORDER.get(i.label, 2)):
-        kept = verdicts.kept.get(item.id, 0) >= 0.5
-        failed = verdicts.failure(item.id)
-        reason = failed or explained.get(item.id) or verdicts.justification.get(item.id) or \
-            verdicts.justification.get(item.id.split(".")[0], "")
-        if failed:
-            verdict = Text("failed", style="yellow")
-        elif item.id not in verdicts.kept and item.label == "other" and run.spec.reads_verdicts:
-            verdict, reason = Text("not asked", style="dim"), "labelled other: no metric counts it"
-        else:
-            verdict = Text("kept" if kept else "missed", style="green" if kept else "red")
-        text = f"{item.owner}: {item.text}" if item.owner else item.text
+_VERDICT_STYLE = {"kept": "green", "supported": "green", "missed": "red", "unsupported": "red", "failed": "yellow"}
+
+
+def _verdict(status: str, near: bool) -> Text:
+    return Text(status + (" ~" if near else ""), style=_VERDICT_STYLE.get(status, "dim"))
+
+
+def _p(p: float | None) -> str:
+    return "" if p is None else f"{p:.3f}"
+
+
+def _counting(spec: ViewSpec, threshold: float | None) -> str:
+    counts = ("every attribute counts in EPS, whatever its label" if "other" in spec.counted_labels
+              else "items labelled other are not counted")
+    decided = f"kept where P(kept) >= {threshold:.3f} (~: within {NEAR_THRESHOLD} of it)" if threshold is not None \
+        else "kept as the judge answered"
+    return f"{spec.title}: {decided}; {counts}"
+
+
+def _view_table(spec: ViewSpec, items: Sequence[CountedItem], sources: Mapping[str, str],
+                explained: Mapping[str, str]) -> Table:
+    """One view's verdicts as the metrics counted them, with P(kept), the cited sentences and the reason."""
+    threshold = next((i.threshold for i in items if i.threshold is not None), None)
+    table = Table(title=_counting(spec, threshold), title_justify="left")
+    cites = any(i.cited for i in items)
+    for column in ("id", "label", "verdict", "P(kept)", *(("sentences",) if cites else ()), "item", "justification"):
+        table.add_column(column, overflow="fold", justify="right" if column == "P(kept)" else "left")
+    for item in sorted(items, key=lambda i: _LABEL_ORDER.get(i.label, 2)):
+        text = item.text + (f"\nexpected: {item.expected_answer}" if item.expected_answer else "")
         if member := sources.get(item.id.split(".")[0]):  # a group's scaffold: the item's document
             text = f"[{member}] {text}"
-        table.add_row(item.id, item.label, verdict, ",".join(map(str, verdicts.cited.get(item.id, []))), Text(text),
-                      Text(reason))  # Text: brackets in an item are not markup
+        reason = explained.get(item.id) or item.justification
+        if item.status == "not counted":
+            reason = f"labelled {item.label}: no metric counts it"
+        elif item.status == "not asked":
+            reason = f"labelled {item.label}: no metric counts it, so it was not asked"
+        row = [item.id, item.label, _verdict(item.status, item.near_threshold), _p(item.p),
+               *((",".join(map(str, item.cited)),) if cites else ()), Text(text), Text(reason)]
+        table.add_row(*row)  # Text: brackets in an item are not markup
+    return table
+
+
+def _sentence_table(evidence: SummaryEvidence) -> Table | Text:
+    if evidence.sentence_failure is not None:
+        return Text(f"Sentence check (F): no verdicts ({evidence.sentence_failure})", style="yellow")
+    threshold = next((s.threshold for s in evidence.sentence_verdicts if s.threshold is not None), None)
+    decided = f"supported where P(supported) >= {threshold:.3f}" if threshold is not None else "as the judge answered"
+    table = Table(title=f"Sentence check (F): {decided}", title_justify="left")
+    shows_p = any(s.p is not None for s in evidence.sentence_verdicts)
+    for column in ("sentence", "verdict", *(("P(supported)",) if shows_p else ()), "category", "reason"):
+        table.add_column(column, overflow="fold")
+    for s in evidence.sentence_verdicts:
+        table.add_row(f"[{s.number}]", _verdict(s.status, s.near_threshold), *((_p(s.p),) if shows_p else ()),
+                      s.category or "", Text(s.reason))
     return table
 
 
@@ -173,7 +240,6 @@ def evidence(run: Run, key: str, ds_scale: int = 10, explained: Mapping[str, str
     if scaffold is None:
         parts.append(Text("scaffold not found in the store", style="red"))
         return Group(*parts)
-    records = run.records_for(candidate["doc_id"], candidate["system"])
     scores = next(s for s in run.summaries if s.doc_id == candidate["doc_id"] and s.system == candidate["system"])
     parts.append(Text("scores: " + "  ".join(f"{_name(k, ds_scale)}={_fmt(v, k, ds_scale)}"
                                             for k, v in scores.values.items())))
@@ -184,9 +250,20 @@ def evidence(run: Run, key: str, ds_scale: int = 10, explained: Mapping[str, str
     if scaffold.members:
         parts.append(Text(f"a group of {len(scaffold.members)} documents: {', '.join(scaffold.members)}; "
                           "each item names its document", style="dim"))
-    for spec, items in scaffold.each_view():
-        if items and spec.prompt_items(items):
-            parts.append(_verdict_table(run, spec, items, records.get(spec.name), scaffold.item_sources, explained or {}))
+    counted = summary_evidence(run, candidate)
+    for name, items in groupby(counted.items, key=lambda i: i.view):
+        parts.append(_view_table(VIEW_SPECS[name], list(items), scaffold.item_sources, explained or {}))
+    for name, reason in counted.view_failures.items():
+        parts.append(Text(f"{VIEW_SPECS[name].title}: no verdicts ({reason})", style="yellow"))
+    parts.append(_sentence_table(counted))
+    if counted.direct_score_failure is not None:
+        parts.append(Text(f"Direct score: not available ({counted.direct_score_failure})", style="yellow"))
+    else:
+        grades = "  ".join(f"{_name(k, ds_scale)}={_fmt(scores.values.get(k), k, ds_scale)}"
+                           for k in METRICS if _is_direct_score(k))
+        parts.append(Text(f"Direct score: {grades}" + (f"\n  rationale: {counted.direct_score_rationale}"
+                                                       if counted.direct_score_rationale else
+                                                       "\n  (grades read from the judge's probabilities: no rationale)")))
     for name, reason in scaffold.failures.items():
         parts.append(Text(f"scaffold {name}: unavailable: {reason}", style="yellow"))
     for note in scaffold.notes:

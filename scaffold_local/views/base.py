@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from ..method import MethodVersion
 from ..schemas import CITED_KEYS, JUSTIFICATION_KEYS, ScaffoldNote, SchemaLimits
 from .judged import JudgedItem, ViewVerdicts
-from .scoring import Scores
+from .scoring import SCORED_LABELS, Scores
 
 if TYPE_CHECKING:
     from ..records import Record
@@ -79,6 +79,7 @@ class ViewSpec:
     respond: ResponderRules
     verdict_field: str | None = None  # the verdict word ("inferred") whose probability is P(kept)
     drill_labels: tuple[str, ...] = ("main point",)  # the items the report's drill-down lists
+    counted_labels: tuple[str, ...] = SCORED_LABELS  # the labels whose verdicts some metric counts
     templates: Path | None = None  # where its prompt templates are; None: the package's prompts/
     reading: ReadingRules | None = None  # how method version 7 reads its verdicts; None: it cannot
 

@@ -209,5 +209,6 @@ ENTITIES = ViewSpec(
     score=entity_metrics,
     respond=ResponderRules(_respond_extract, _respond_align),
     drill_labels=("main point", "supporting detail", "other"),  # every attribute counts in EPS
+    counted_labels=("main point", "supporting detail", "other"),
     reading=ReadingRules("preserved", _read_items, _p_preserved),
 )
