@@ -524,6 +524,22 @@ def _warnings(record: dict[str, Any], c: Candidate, document: Document, fields: 
                        doc_id=c.doc_id, system=c.system) for field, message in found]
 
 
+def missing_from_every_record(loaded: LoadedInput) -> InputError | None:
+    """One error for a required field that no record has (a column named otherwise: every record would
+    say so), with the option that maps it; None where records differ."""
+    if loaded.candidates or not loaded.issues:
+        return None
+    fields = {i.field for i in loaded.issues}
+    if len(fields) != 1 or not all(i.severity == "error" and i.message.startswith("missing field") for i in loaded.issues):
+        return None
+    name = fields.pop()
+    role = next((role for role in _OPTION_OF if getattr(loaded.fields, role) == name), None)
+    has = loaded.issues[0].message.split("(record has: ", 1)[-1].split(")")[0]
+    option = _OPTION_OF[role] if role else "the --*-field options"
+    return InputError(f"no record of {loaded.source} has the field {name!r} ({len(loaded.issues):,} records; the first "
+                      f"has: {has})", hint=f"map the field that holds it with {option} NAME")
+
+
 def most_common_issue(issues: list[InputIssue]) -> str:
     """The most frequent problem, by field and message (a renamed column fails every record alike)."""
     if not issues:

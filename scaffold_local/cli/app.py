@@ -4,16 +4,18 @@ and sets up logging for diagnostics."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import logging
 import os
+import re
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from ..backends.child_stderr import ENGINE_LOG_ENV
-from ..errors import ScaffoldLocalError
+from ..errors import ScaffoldLocalError, UsageError
 from .output import err, fail
 
 # command -> module of this package that defines it (its `app` holds exactly that one command)
@@ -42,18 +44,47 @@ class LazyCommands(TyperGroup):
         module = importlib.import_module(f"{__package__}.{COMMANDS[cmd_name]}")
         return typer.main.get_command(module.app)
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            close = difflib.get_close_matches(name, COMMANDS, n=1)
+            raise UsageError(f"no command {name!r}" + (f": did you mean {close[0]!r}?" if close else ""),
+                             hint=f"the commands: {', '.join(COMMANDS)} (`scaffold-local --help` says what each does)")
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except ScaffoldLocalError as exc:
             fail(exc)
+        except Exception as exc:
+            if not _is_click_usage_error(exc):
+                raise
+            # A command's options and arguments: the same `error:` and `hint:` as every other error.
+            context = getattr(exc, "ctx", None)
+            command = context.command_path if context is not None else "scaffold-local"
+            fail(UsageError(_plain(exc.format_message()), hint=f"`{command} --help` lists its options"),  # type: ignore[attr-defined]
+                 getattr(exc, "exit_code", 2))
+
+
+def _is_click_usage_error(exc: Exception) -> bool:
+    """Click's UsageError, or the same class of the copy of click that newer typers carry (typer._click)."""
+    return any(cls.__name__ == "UsageError" and cls.__module__.endswith("click.exceptions") for cls in type(exc).__mro__)
+
+
+def _plain(message: str) -> str:
+    """Click's message in this package's voice: lower case first, no full stop after one clause, and no
+    pydantic wording ("Value error, ") from typer's conversion of choices."""
+    message = re.sub(r"Input should be a valid (\w+)(, [^.]*)?", r"not a valid \1", message.replace("Value error, ", ""))
+    message = message.rstrip(".") if message.count(".") == 1 else message
+    return message[:1].lower() + message[1:]
 
 
 app = typer.Typer(
     cls=LazyCommands,
     help="Semantic Scaffold summary evaluation with open-weight judges on local hardware.",
     no_args_is_help=True,
-    add_completion=False,
+    rich_markup_mode=None,  # help in click's plain style, as every command's (output.command_app)
     pretty_exceptions_show_locals=False,
 )
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from ..judge_check import KINDS, run_check, save
 from .options import DEFAULT_STORE, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, make_pipeline
-from .output import console, err
+from .output import command_app, console, err
 
-app = typer.Typer()
+app = command_app()
 
 
 @app.command("check-judge")
@@ -19,15 +22,21 @@ def check_judge(
     store: StoreOpt = DEFAULT_STORE,
     method_version: MethodOpt = None,
     verdict_confidence: ConfidenceOpt = False,
+    cases: Annotated[Path | None, typer.Option(
+        help="your own cases instead of the built-in ones, one JSON object per line: doc_id, document, facts, and "
+             "summaries with a presence label per fact (verbatim, paraphrased, dropped, contradicted); saved apart "
+             "from the built-in check")] = None,
 ) -> None:
     """Can this judge tell whether a summary conveys a fact better than word overlap? (A few minutes on CPU.)"""
     pipeline = make_pipeline(model, store, None, method_version, verdict_confidence=verdict_confidence)
     try:
-        result = run_check(pipeline)
+        result = run_check(pipeline, cases)
     finally:
         pipeline.close()
-    table = Table(title=f"judge check: {result.judge}, method version {result.method} ({result.items} (summary, fact) "
-                        f"items, {result.failed} failed); judge decides by {result.decision}", title_justify="left")
+    which = "built-in cases" if cases is None else escape(str(cases))
+    table = Table(title=f"judge check ({which}): {result.judge}, method version {result.method} "
+                        f"({result.items} (summary, fact) items, {result.failed} failed); judge decides by "
+                        f"{result.decision}", title_justify="left")
     table.add_column("scorer")
     table.add_column("balanced accuracy [95%]")
     for kind in KINDS:
@@ -46,4 +55,4 @@ def check_judge(
     if result.no_better_than_overlap:
         err.print(f"[red]warning: {escape(result.judge)} does no better than word overlap on this check; do not base "
                   "decisions on its verdicts (use a stronger judge, see `scaffold-local models`).[/red]")
-    console.print(f"saved: {save(store, pipeline.config, result)}", highlight=False)
+    console.print(f"saved: {save(store, pipeline.config, result, cases)}", highlight=False)

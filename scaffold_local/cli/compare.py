@@ -24,9 +24,9 @@ from .options import (
     kept_in_context,
     read_input,
 )
-from .output import console, err, rich_progress
+from .output import command_app, console, err, rich_progress
 
-app = typer.Typer()
+app = command_app()
 
 
 @app.command()

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import typer
 from rich.markup import escape
 from rich.table import Table
 
 from ..config import ModelConfig
 from .options import ModelOpt
-from .output import console
+from .output import command_app, console
 
-app = typer.Typer()
+app = command_app()
 
 # the instruction sets llama.cpp's CPU kernels are chosen by (AMX is the one its build leaves out)
 SHOWN_FLAGS = ("avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512_vnni", "avx512vbmi", "avx512_bf16", "amx_tile")

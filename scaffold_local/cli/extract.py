@@ -28,9 +28,9 @@ from .options import (
     make_pipeline,
     read_input,
 )
-from .output import console, err
+from .output import command_app, console, err
 
-app = typer.Typer()
+app = command_app()
 
 
 @app.command()

@@ -14,9 +14,9 @@ from ..errors import UsageError
 from ..metaeval.results import write
 from ..metaeval.tasks import TASKS, run_task
 from .options import DEFAULT_STORE, BatchOpt, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, make_pipeline
-from .output import console
+from .output import command_app, console
 
-app = typer.Typer()
+app = command_app()
 
 MetaTask = enum.StrEnum("MetaTask", {name: name for name in [*TASKS, "all"]})  # type: ignore[misc]
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import typer
 from rich.table import Table
 
 from ..config import DEFAULT_MODEL, available_configs
-from .output import console
+from .output import command_app, console
 
-app = typer.Typer()
+app = command_app()
 
 
 @app.command()

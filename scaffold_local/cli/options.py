@@ -11,8 +11,8 @@ from typing import Annotated
 
 import typer
 
-from ..config import ModelConfig
-from ..data import FieldMap, InputIssue, LoadedInput, load_input, most_common_issue
+from ..config import DEFAULT_MODEL, ModelConfig
+from ..data import FieldMap, InputIssue, LoadedInput, load_input, missing_from_every_record, most_common_issue
 from ..errors import UsageError
 from ..pipeline import Pipeline
 from ..records import ScaffoldSource
@@ -21,8 +21,9 @@ from .output import err, fail, print_issues, rich_progress
 DEFAULT_STORE = Path(os.environ.get("SCAFFOLD_LOCAL_STORE", "scaffold_store"))
 
 InputArg = Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file, or a folder saved with datasets' save_to_disk")]
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="model config name (see `models`) or path to a .toml")]
-StoreOpt = Annotated[Path, typer.Option("--store", help="folder for scaffolds and runs [env SCAFFOLD_LOCAL_STORE]")]
+ModelOpt = Annotated[str | None, typer.Option(
+    "--model", "-m", help=f"model config name (see `models`) or path to a .toml [default: {DEFAULT_MODEL}]")]
+StoreOpt = Annotated[Path, typer.Option("--store", help="folder for scaffolds and runs", envvar="SCAFFOLD_LOCAL_STORE")]
 DocumentField = Annotated[str, typer.Option(help="input field holding the source document")]
 SummaryField = Annotated[str, typer.Option(help="input field holding the candidate summary")]
 SystemField = Annotated[str, typer.Option(help="input field naming the system that wrote the summary")]
@@ -65,6 +66,8 @@ def read_input(input_path: Path, document_field: str, summary_field: str, system
     fields = FieldMap(document=document_field, summary=summary_field, system=system_field,
                       reference=reference_field, doc_id=doc_id_field, group=group_field)
     loaded = load_input(input_path, fields, split)
+    if (missing := missing_from_every_record(loaded)) is not None:
+        fail(missing)
     print_issues(loaded.issues)
     if not loaded.candidates:
         fail("no usable records in the input" + most_common_issue(loaded.issues), 2)

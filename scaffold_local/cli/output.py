@@ -22,6 +22,12 @@ err = Console(stderr=True)
 SHOWN_ISSUES = 50  # more go to the run folder's input_issues.jsonl, not the screen
 
 
+def command_app() -> typer.Typer:
+    """The app of one command: click's plain help (brackets in help texts are text, not rich markup; no
+    type column; options never cut), and shell completion offered by the root command only."""
+    return typer.Typer(add_completion=False, rich_markup_mode=None)
+
+
 def fail(error: ScaffoldLocalError | str, code: int | None = None) -> NoReturn:
     """Print an error (and its hint) and exit with its code. The text is printed verbatim and unwrapped
     (one line per line, for logs and grep): messages quote TOML tables ([engine]) that rich would

@@ -15,9 +15,9 @@ from ..report.console import budget_table, grouped_vs_individual_table, member_t
 from ..report.html import write_report
 from ..report.tables import grouped_vs_individual_tables, write_tables
 from .options import WordBudgetOpt
-from .output import console
+from .output import command_app, console
 
-app = typer.Typer()
+app = command_app()
 
 
 @app.command()
@@ -36,9 +36,21 @@ def report(
              "first): each system's means in both, and each member document's FC in both")] = None,
 ) -> None:
     """Write the analysis of runs: an offline HTML page with plots, and every table as JSON, CSV and Parquet."""
+    # Every argument is checked before anything is written.
+    resolved = [path.resolve() for path in run_dirs]
+    if len(set(resolved)) < len(resolved):
+        twice = next(path for path in run_dirs if resolved.count(path.resolve()) > 1)
+        raise UsageError(f"{twice} is given twice: a judge comparison needs runs of different judges or settings",
+                         hint="give each run folder once; one folder alone gives that run's report")
     opened = [runs.open(path) for path in run_dirs]
     for run in opened:
         _ = run.systems  # a run that has not finished scoring says so here
+    side = None
+    if individual is not None:
+        try:
+            side = grouped_vs_individual(opened[0], runs.open(individual))
+        except ValueError as exc:
+            raise UsageError(f"--individual: {exc}") from None
     target = out or (run_dirs[0] / "report" if len(run_dirs) == 1 else run_dirs[0].parent / "report")
     analysis = analyze_runs(opened, seed, word_budget)  # a budget given here, else each run's own
     page = write_report(analysis, target)
@@ -49,11 +61,7 @@ def report(
             console.print(budget_table(run_analysis.budget))
         if run_analysis.members is not None:
             console.print(member_table(run_analysis.members))
-    if individual is not None:
-        try:
-            side = grouped_vs_individual(opened[0], runs.open(individual))
-        except ValueError as exc:
-            raise UsageError(f"--individual: {exc}") from None
+    if side is not None:
         console.print(grouped_vs_individual_table(side))
         write_tables(grouped_vs_individual_tables(side), target, "grouped_vs_individual.json")
     console.print(f"report: {page}  (tables: {target}/*.csv, *.parquet, analysis.json)", highlight=False)

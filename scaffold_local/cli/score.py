@@ -39,9 +39,9 @@ from .options import (
     make_pipeline,
     read_input,
 )
-from .output import console, decision, err, print_breakdowns
+from .output import command_app, console, decision, err, print_breakdowns
 
-app = typer.Typer()
+app = command_app()
 
 
 @app.command()

@@ -11,14 +11,15 @@ import typer
 from ..backends.vllm import CPU_ENGINE_ENVIRONMENT, server_command
 from ..config import ModelConfig
 from ..errors import UsageError
-from .output import err
+from .output import command_app, err
 
-app = typer.Typer()
+app = command_app()
+SERVED_BY_DEFAULT = "qwen2.5-coder-1.5b-vllm-cpu"
 
 
 @app.command()
 def serve(
-    model: Annotated[str, typer.Option("--model", "-m", help="a vLLM model config")] = "smollm2-135m-vllm",
+    model: Annotated[str, typer.Option("--model", "-m", help="a vLLM model config (`models` lists them)")] = SERVED_BY_DEFAULT,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
 ) -> None:

@@ -13,9 +13,9 @@ from ..errors import UsageError
 from ..quality import describe_run
 from ..report import evidence, results
 from .options import DsScaleOpt, check_ds_scale
-from .output import console, decision, print_breakdowns
+from .output import command_app, console, decision, print_breakdowns
 
-app = typer.Typer()
+app = command_app()
 
 
 @app.command()
@@ -25,7 +25,7 @@ def show(
         "--summary", "-s", help="DOC_ID/SYSTEM: item-level evidence for one summary")] = None,
     ds_scale: DsScaleOpt = 10,
     explain: Annotated[bool, typer.Option(
-        "--explain", help="with --summary, for a run under method version 7: the judge writes why it decided each "
+        "--explain", help="with --summary, for a run whose verdicts were read (method versions 7 and 8): the judge writes why it decided each "
                           "counted verdict (starts the run's judge for those not yet in the store)")] = False,
     items: Annotated[str | None, typer.Option(
         "--items", help="with --explain: only these items, comma-separated (F1,Q2,E1.A3)")] = None,
