@@ -39,7 +39,7 @@ def test_a_known_paired_difference():
     assert pair.p_value == pytest.approx(2 / 2**6) and pair.p_holm == pair.p_value
     assert pair.p_a_better == 1.0 and pair.separated and pair.not_assessed is None
     assert c.rank_stability == {"A": 1.0, "B": 1.0}
-    assert c.leader == "A"
+    assert c.leaders == ["A"]
 
 
 def test_fewer_documents_than_the_minimum_are_never_separated():
@@ -171,7 +171,11 @@ def test_metric_agreement_and_split_leadership():
     assert agreement.spearman[index["fps"]][index["fc"]] == pytest.approx(1.0)
     assert agreement.spearman[index["fps"]][index["qc"]] == pytest.approx(-1.0)
     assert agreement.pearson[index["fps"]][index["fc"]] == pytest.approx(1.0)
-    assert agreement.leaders == {"fps": "A", "fc": "A", "qc": "B"} and agreement.split_leadership
+    assert agreement.leaders == {"fps": ["A"], "fc": ["A"], "qc": ["B"]} and agreement.split_leadership
+    # A three-way tie is a tie, not a win for the first name: A leads on one metric and ties on the other.
+    tied = table(["A", "B", "C"], eps=[[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]], fps=[[0.9, 0.5, 0.4], [0.8, 0.6, 0.3]])
+    together = metric_agreement(tied, {m: compare(tied, m) for m in ("eps", "fps")})
+    assert together.leaders == {"eps": ["A", "B", "C"], "fps": ["A"]} and not together.split_leadership
 
 
 def test_cohen_kappa_and_krippendorff_alpha_by_hand():

@@ -59,7 +59,14 @@ def test_report_writes_every_table_as_json_csv_and_parquet(small_input, tmp_path
     assert not fps_pairs[0]["separated"] and fps_pairs[0]["not_assessed"].startswith("fewer than 6 documents: ")
     page = (out / "report.html").read_text()
     assert page.count('src="data:image/svg+xml;base64,') >= 4 and "<script" not in page and "http" not in page.split("<body>")[1]
-    assert "Not assessed: fewer than 6 documents: " in page and "Holm-adjusted over the" in page
+    assert "Not assessed: fewer than 6 documents: " in page and "No pair of systems can be tested" in page
+    assert "Holm-adjusted over the" not in page  # no table of pairs that are all "not assessed"
+    takeaway = page.split('<div class="takeaway"')[1].split("</div>")[0]
+    assert "brief leads on FPS (1.000, details next at 0.000): not assessed: 2 documents" in takeaway
+    assert "2 documents; FPS and Main FC rest on" in takeaway  # the caveat
+    ranked = page.split('<table class="ranked">')[1].split("</table>")[0]
+    assert ranked.index(">brief</a>") < ranked.index(">details</a>")  # best first
+    assert '<th>documents left out</th>' not in ranked  # no column of zeros
 
     unfinished = tmp_path / "store" / "runs" / "nothing"
     unfinished.mkdir()
@@ -148,6 +155,9 @@ def render(page: Path, screenshot: Path) -> dict:
             tab.goto(page.as_uri())
             tab.screenshot(path=str(screenshot), full_page=True)
             return {
+                # what the first screen (1280 x 900) shows without scrolling
+                "first_screen": tab.evaluate("""['.takeaway', 'table.ranked'].map(s => {
+                    const e = document.querySelector(s); return e !== null && e.getBoundingClientRect().top < 900; })"""),
                 "console": messages,
                 "requests": [u for u in requests if not u.startswith(("file:", "data:"))],
                 "images": tab.evaluate("Array.from(document.images).map(i => [i.id, i.complete && i.naturalWidth > 0])"),
@@ -183,6 +193,16 @@ def test_report_of_a_real_run_renders_offline_in_chromium(tmp_path):
     assert shown["scripts"] == 0 and shown["title"].startswith("scaffold_local report")  # nothing injected ran
     assert HOSTILE_SYSTEM in shown["text"]  # shown as text, escaped
     assert (tmp_path / "report.png").stat().st_size > 50_000
+
+
+def test_the_reports_first_screen_shows_the_takeaway_and_the_ranked_table(small_input, tmp_path):
+    store = tmp_path / "store"
+    assert runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store)]).exit_code == 0
+    run_dir = next((store / "runs").iterdir())
+    assert runner.invoke(app, ["report", str(run_dir), "--out", str(tmp_path / "report")]).exit_code == 0
+    shown = render(tmp_path / "report" / "report.html", tmp_path / "report.png")
+    assert shown["first_screen"] == [True, True] and shown["console"] == [] and shown["requests"] == []
+    assert "brief leads on FPS" in shown["text"].split("Systems ranked by FPS")[0]
 
 
 def test_both_means_are_named_where_they_differ_and_the_page_prints_its_seed(tmp_path):
@@ -228,7 +248,8 @@ def test_both_means_are_named_where_they_differ_and_the_page_prints_its_seed(tmp
     assert reported.exit_code == 0, reported.output
     page = (run_dir / "report" / "report.html").read_text()
     assert "seed 7" in page and "seed 0" not in page
-    assert "paired mean over 1 document" in page and "mean over all summaries 0.625" in page
+    assert "paired mean over the 1 document every system has a value for" in " ".join(page.split())
+    assert "mean over all summaries 0.625" in page
     tables = json.loads((run_dir / "report" / "analysis.json").read_text())
     fc = {r["system"]: r for r in tables["system_means"] if r["metric"] == "fc"}
     assert (fc["a"]["paired_mean"], fc["b"]["paired_mean"]) == (0.5, 0.25)  # the numbers systems.csv holds

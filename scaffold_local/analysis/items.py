@@ -20,6 +20,8 @@ class ItemVerdicts:
     text: str
     kept: dict[str, bool] = field(default_factory=dict)  # system -> kept (systems with a verdict)
     justification: dict[str, str] = field(default_factory=dict)
+    p: dict[str, float | None] = field(default_factory=dict)  # system -> P(kept), where recorded
+    threshold: float | None = None  # the P counted as kept, where one applies
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -40,6 +42,8 @@ def item_verdicts(run: Run) -> list[ItemVerdicts]:
                 candidate["doc_id"], item.view, item.id, item.label, item.text))
             entry.kept[candidate["system"]] = item.status == "kept"
             entry.justification[candidate["system"]] = item.justification
+            entry.p[candidate["system"]] = item.p
+            entry.threshold = item.threshold if item.threshold is not None else entry.threshold
     return list(items.values())
 
 

@@ -19,8 +19,8 @@ class MetricAgreement:
     metrics: list[str]
     spearman: list[list[float | None]]  # None where fewer than 3 summaries share values, or one is constant
     pearson: list[list[float | None]]
-    leaders: dict[str, str]  # metric -> system with the highest paired mean
-    split_leadership: bool  # metrics crown different leaders
+    leaders: dict[str, list[str]]  # metric -> the systems at the highest paired mean (several: a tie)
+    split_leadership: bool  # no system leads (alone or in a tie) on every metric
 
 
 def _correlation(x: np.ndarray, y: np.ndarray, test) -> float | None:
@@ -37,5 +37,7 @@ def metric_agreement(table: ScoreTable, comparisons: dict[str, MetricComparison]
     flat = {m: table.values[m].ravel() for m in metrics}
     spearman = [[_correlation(flat[a], flat[b], stats.spearmanr) for b in metrics] for a in metrics]
     pearson = [[_correlation(flat[a], flat[b], stats.pearsonr) for b in metrics] for a in metrics]
-    leaders = {m: comparisons[m].leader for m in metrics if comparisons[m].leader and len(comparisons[m].means) > 1}
-    return MetricAgreement(metrics, spearman, pearson, leaders, len(set(leaders.values())) > 1)  # type: ignore[arg-type]
+    leaders = {m: comparisons[m].leaders for m in metrics if len(comparisons[m].means) > 1}
+    # Split: the metrics crown different leaders, a tie counting for each system in it.
+    common = set.intersection(*(set(systems) for systems in leaders.values())) if leaders else set()
+    return MetricAgreement(metrics, spearman, pearson, leaders, bool(leaders) and not common)

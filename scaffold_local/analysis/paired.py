@@ -68,8 +68,12 @@ class MetricComparison:
     rank_stability: dict[str, float] = field(default_factory=dict)  # system -> share of resamples keeping its rank
 
     @property
-    def leader(self) -> str | None:
-        return max(self.means, key=lambda m: m.mean).system if self.means else None
+    def leaders(self) -> list[str]:
+        """The systems at the highest paired mean: several where they tie (in name order)."""
+        if not self.means:
+            return []
+        top = max(m.mean for m in self.means)
+        return sorted(m.system for m in self.means if top - m.mean <= SAME)
 
 
 def _interval(sample: np.ndarray, seed: int) -> tuple[float | None, float | None]:

@@ -41,6 +41,19 @@ class Standings:
     verdict: str  # one sentence: who leads, by how much, and whether that is assessed
     caveat: str  # one sentence: what the numbers rest on
 
+    def best_on(self) -> dict[str, list[str]]:
+        """Each system's metrics where it has the best mean (alone or in a tie), in the standings' order."""
+        return {system: [m for m, leaders in self.best.items() if system in leaders] for system in self.order}
+
+    def where_best(self) -> str:
+        """One sentence: which system is best on what (ties marked), systems best on nothing left out."""
+        parts = []
+        for system, metrics in self.best_on().items():
+            if metrics:
+                names = [METRICS[m] + (" (tie)" if len(self.best[m]) > 1 else "") for m in metrics]
+                parts.append(f"{system} on {', '.join(names)}")
+        return ("Best: " + "; ".join(parts) + ".") if parts else ""
+
 
 def _means(systems: Sequence[SystemScores], metric: str) -> dict[str, float]:
     return {s.system: m for s in systems if (m := s.metrics[metric].mean) is not None}
@@ -52,7 +65,7 @@ def _pair(comparison: MetricComparison | None, a: str, b: str) -> str:
     if pair is None or pair.not_assessed:
         documents = pair.documents if pair else 0
         return (f"not assessed: {documents} documents, and a difference needs at least {MIN_DOCUMENTS} "
-                "to be tested (see `report`)")
+                "to be tested")
     if pair.separated:
         return f"a significant difference (Holm-adjusted p {pair.p_holm:.3f} over {pair.documents} documents)"
     return f"not a significant difference (Holm-adjusted p {pair.p_holm:.3f} over {pair.documents} documents)"

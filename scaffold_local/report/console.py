@@ -14,9 +14,10 @@ from rich.text import Text
 from ..analysis.budget import OVER, WITHIN, BudgetCompliance
 from ..analysis.counted import NEAR_THRESHOLD, CountedItem, SummaryEvidence, summary_evidence
 from ..analysis.groups import GroupedVsIndividual, MemberCoverage
-from ..analysis.paired import compare
+from ..analysis.paired import MetricComparison, compare
 from ..analysis.scores import ScoreTable
 from ..analysis.standings import HEADLINE, MEANINGS, Standings, main_facts_by_document, standings
+from ..judge_check import describe_saved
 from ..language import name as language_name
 from ..metrics import METRICS, SystemScores
 from ..runs import Run
@@ -88,14 +89,18 @@ def metric_glossary(ds_scale: int = 10) -> Table:
     return table
 
 
+def run_standings(run: Run, comparison: MetricComparison | None = None) -> Standings:
+    """Who leads the run on the headline metric and how far to trust it (`comparison`: the headline's paired
+    comparison where the caller has it, which says whether the lead is assessed)."""
+    comparison = comparison or compare(ScoreTable.from_run(run), HEADLINE)
+    return standings(run.systems, HEADLINE, documents=len({c["doc_id"] for c in run.candidates}),
+                     main_facts=main_facts_by_document(run), comparison=comparison,
+                     judge_check=describe_saved(run.store_root, run.judge.config, run.spec.method_version))
+
+
 def results(run: Run, ds_scale: int = 10, explain_metrics: bool = False) -> Group:
     """A finished run for people: the verdict line, the ranked table, the caveat (and the glossary)."""
-    from ..judge_check import describe_saved
-
-    comparison = compare(ScoreTable.from_run(run), HEADLINE)  # whether the lead is assessed, as `report` says
-    ranked = standings(run.systems, HEADLINE, documents=len({c["doc_id"] for c in run.candidates}),
-                       main_facts=main_facts_by_document(run), comparison=comparison,
-                       judge_check=describe_saved(run.store_root, run.judge.config, run.spec.method_version))
+    ranked = run_standings(run)
     parts: list[Any] = [Text(ranked.verdict, style="bold"),
                         systems_table(run.systems, f"{run.dir.name}: per-system means", ds_scale, ranked),
                         Text(ranked.caveat, style="dim")]
@@ -186,12 +191,10 @@ def _counting(spec: ViewSpec, threshold: float | None) -> str:
 
 def _view_table(spec: ViewSpec, items: Sequence[CountedItem], sources: Mapping[str, str],
                 explained: Mapping[str, str]) -> Table:
-    """One view's verdicts as the metrics counted them, with P(kept), the cited sentences and the reason."""
+    """One view's verdicts as the metrics counted them, with P(kept), the cited sentences and the reason (a
+    column only where some item has one: read verdicts have none until `--explain` asks)."""
     threshold = next((i.threshold for i in items if i.threshold is not None), None)
-    table = Table(title=_counting(spec, threshold), title_justify="left")
-    cites = any(i.cited for i in items)
-    for column in ("id", "label", "verdict", "P(kept)", *(("sentences",) if cites else ()), "item", "justification"):
-        table.add_column(column, overflow="fold", justify="right" if column == "P(kept)" else "left")
+    rows = []
     for item in sorted(items, key=lambda i: _LABEL_ORDER.get(i.label, 2)):
         text = item.text + (f"\nexpected: {item.expected_answer}" if item.expected_answer else "")
         if member := sources.get(item.id.split(".")[0]):  # a group's scaffold: the item's document
@@ -201,9 +204,16 @@ def _view_table(spec: ViewSpec, items: Sequence[CountedItem], sources: Mapping[s
             reason = f"labelled {item.label}: no metric counts it"
         elif item.status == "not asked":
             reason = f"labelled {item.label}: no metric counts it, so it was not asked"
-        row = [item.id, item.label, _verdict(item.status, item.near_threshold), _p(item.p),
-               *((",".join(map(str, item.cited)),) if cites else ()), Text(text), Text(reason)]
-        table.add_row(*row)  # Text: brackets in an item are not markup
+        rows.append((item, text, reason))
+    cites, reasons = any(i.cited for i in items), any(reason for _, _, reason in rows)
+    table = Table(title=_counting(spec, threshold), title_justify="left")
+    for column in ("id", "label", "verdict", "P(kept)", *(("sentences",) if cites else ()), "item",
+                   *(("justification",) if reasons else ())):
+        table.add_column(column, overflow="fold", justify="right" if column == "P(kept)" else "left")
+    for item, text, reason in rows:  # Text: brackets in an item are not markup
+        cited = (",".join(map(str, item.cited)),) if cites else ()
+        table.add_row(item.id, item.label, _verdict(item.status, item.near_threshold), _p(item.p), *cited, Text(text),
+                      *((Text(reason),) if reasons else ()))
     return table
 
 
@@ -214,11 +224,13 @@ def _sentence_table(evidence: SummaryEvidence) -> Table | Text:
     decided = f"supported where P(supported) >= {threshold:.3f}" if threshold is not None else "as the judge answered"
     table = Table(title=f"Sentence check (F): {decided}", title_justify="left")
     shows_p = any(s.p is not None for s in evidence.sentence_verdicts)
-    for column in ("sentence", "verdict", *(("P(supported)",) if shows_p else ()), "category", "reason"):
+    reasons = any(s.reason for s in evidence.sentence_verdicts)  # read verdicts have none
+    for column in ("sentence", "verdict", *(("P(supported)",) if shows_p else ()), "category",
+                   *(("reason",) if reasons else ())):
         table.add_column(column, overflow="fold")
     for s in evidence.sentence_verdicts:
         table.add_row(f"[{s.number}]", _verdict(s.status, s.near_threshold), *((_p(s.p),) if shows_p else ()),
-                      s.category or "", Text(s.reason))
+                      s.category or "", *((Text(s.reason),) if reasons else ()))
     return table
 
 

@@ -12,7 +12,9 @@ import jinja2
 
 from ..analysis.paired import MIN_DOCUMENTS
 from ..analysis.run_analysis import MultiRunAnalysis, RunAnalysis
+from ..analysis.standings import HEADLINE, MEANINGS
 from . import plots
+from .console import run_standings
 from .tables import all_tables, metric_name, write_tables
 
 TEMPLATE = Path(__file__).with_name("page.html.jinja")
@@ -31,10 +33,21 @@ def _fmt(value: Any, digits: int = 3) -> str:
 def _run_view(analysis: RunAnalysis) -> dict[str, Any]:
     run = analysis.run
     summaries = {(c["doc_id"], c["system"]): c["summary"] for c in run.candidates}
+    ranked = run_standings(run, analysis.comparisons[HEADLINE])
+    comparisons = [c for c in analysis.comparisons.values() if c.means]
+    pairs = [p for c in comparisons for p in c.pairs]
     return {
         "analysis": analysis,
         "spec": run.spec,
         "summaries": summaries,
+        "standings": ranked,
+        "systems": [s for s in ranked.order if s in analysis.table.systems],
+        "meanings": MEANINGS,
+        # one count of documents for every metric, said once; the column of left-out documents only where some are
+        "documents": sorted({len(c.documents) for c in comparisons}),
+        "any_left_out": any(c.left_out for c in comparisons),
+        "assessed": [p for p in pairs if not p.not_assessed],
+        "not_assessed": sorted({p.not_assessed for p in pairs if p.not_assessed}),
         "plots": {"means": plots.system_means(analysis), "spread": plots.spread(analysis),
                   "heatmap": plots.correlation_heatmap(analysis), "length": plots.length_scatter(analysis)},
     }

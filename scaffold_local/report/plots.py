@@ -64,17 +64,19 @@ def system_means(analysis: RunAnalysis) -> str | None:
 
 
 def spread(analysis: RunAnalysis) -> str | None:
-    """Best-to-worst spread of system means as a share of each metric's range; saturating or flat in red."""
+    """Best-to-worst spread of system means as a share of each metric's range: red where the systems are
+    barely apart (flat), amber where they are apart but most summaries sit at the ceiling (saturating)."""
     rows = [r for r in analysis.resolving if r.spread is not None]
     if not rows:
         return None
     figure = _figure(8, 0.35 * len(rows) + 1)
     axis = figure.add_subplot(1, 1, 1)
     shares = [r.spread / (CEILING[r.metric] - FLOOR[r.metric]) for r in rows]  # type: ignore[operator]
-    colours = ["#1f5f99" if r.resolves else "#c0392b" for r in rows]
+    colours = ["#c0392b" if r.flat else "#d68910" if r.saturating else "#1f5f99" for r in rows]
     axis.barh([metric_name(r.metric) for r in rows], shares, color=colours)
     axis.invert_yaxis()
-    axis.set_xlabel("best minus worst system mean, share of the metric's range (red: saturating or flat)")
+    axis.set_xlabel("best minus worst system mean, share of the metric's range\n"
+                    "(red: flat, systems barely apart; amber: saturating, most summaries at the ceiling)")
     axis.grid(axis="x", alpha=0.3)
     return _data_uri(figure)
 

@@ -50,8 +50,8 @@ def run_tables(analysis: RunAnalysis) -> dict[str, Rows]:
         "rank_stability": stability,
         "resolving_power": [{"run": run, **vars(r)} for r in analysis.resolving],
         "metric_correlations": correlations,
-        "leaders": [{"run": run, "metric": m, "leader": s, "split_leadership": agreement.split_leadership}
-                    for m, s in agreement.leaders.items()],
+        "leaders": [{"run": run, "metric": m, "leader": " = ".join(s), "tied": len(s) > 1,
+                     "split_leadership": agreement.split_leadership} for m, s in agreement.leaders.items()],
         "missed_items": [{"run": run, "system": system, "doc_id": m.item.doc_id, "view": m.item.view,
                           "item_id": m.item.item_id, "label": m.item.label, "item": m.item.text,
                           "kept_by_other_systems": m.kept_by_others, "other_systems": m.others}
