@@ -487,3 +487,32 @@ def test_v3_reads_a_sentence_cited_twice_once_and_v2_refuses_it():
         record = judge.record(planned, Result(id=planned.request.id, text=text, finish_reason="stop"))
         assert record.parsed == parsed and record.text == text
         assert (error is None) == (record.validation_error is None) and (error or "") in (record.validation_error or "")
+
+
+def test_check_judge_on_cases_of_ones_own_is_saved_apart_with_every_item(tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    case = {"doc_id": "pool", "document": "The town pool reopens on Monday. Entry will cost four dollars.",
+            "facts": ["The town pool reopens on Monday.", "Entry will cost four dollars."],
+            "summaries": [
+                {"system": "copy", "summary": "The town pool reopens on Monday.", "presence": ["verbatim", "dropped"]},
+                {"system": "twisted", "summary": "Swimmers can return at the start of the week. Entry will cost forty dollars.",
+                 "presence": ["paraphrased", "contradicted"]}]}
+    cases.write_text(json.dumps(case) + "\n", encoding="utf-8")
+    store = tmp_path / "store"
+    result = runner.invoke(app, ["check-judge", "-m", str(RESPONDER_CONFIG), "--store", str(store), "--cases", str(cases)])
+    assert result.exit_code == 0, result.output
+    (saved_path,) = (store / "judge-checks").glob("responder-*-method-v2-cases-*.json")
+    saved = json.loads(saved_path.read_text())
+    assert not list((store / "judge-checks").glob("responder-*-method-v2.json"))  # the built-in check's record: untouched
+    assert saved["items"] == 4 and str(cases) in saved["cases"] and str(cases) in result.output
+    assert [(i["system"], i["fact"], i["kind"]) for i in saved["items_checked"]] == [
+        ("copy", 1, "verbatim"), ("copy", 2, "dropped"), ("twisted", 1, "paraphrased"), ("twisted", 2, "contradicted")]
+    # Word overlap: the verbatim and the contradicted fact present (shared words), the others absent.
+    assert saved["kept_rate"]["word overlap"] == {"verbatim": 1.0, "paraphrased": 0.0, "dropped": 0.0, "contradicted": 1.0}
+
+    good = json.dumps(case)
+    case["summaries"][1]["presence"] = ["paraphrased"]  # one label for two facts
+    cases.write_text(good + "\n\n" + json.dumps(case) + "\n", encoding="utf-8")
+    bad = runner.invoke(app, ["check-judge", "-m", str(RESPONDER_CONFIG), "--store", str(store), "--cases", str(cases)])
+    assert bad.exit_code == 2 and "line 3" in bad.output
+    assert "summary 'twisted': 1 presence labels for 2 facts" in bad.output

@@ -7,6 +7,9 @@ verbatim, paraphrased (few shared words), dropped, or contradicted (many shared 
 opposite meaning). Verbatim and paraphrased facts are present; dropped and contradicted ones are
 not. Word overlap gets verbatim and dropped facts right and is fooled by the other two, so a
 judge that reads meaning beats it clearly; one that does not, does not.
+
+`check-judge --cases FILE` runs the same check on cases of your own in this shape (one JSON object
+per line); its result is saved apart from the built-in check's, which `score` and `show` cite.
 """
 
 from __future__ import annotations
@@ -14,12 +17,15 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..config import ModelConfig
+from ..errors import InputError
 
 if TYPE_CHECKING:  # the check's statistics (scipy) load only when it runs, not on every `score`
     from ..metaeval.agreement import Estimate
@@ -28,6 +34,44 @@ if TYPE_CHECKING:  # the check's statistics (scipy) load only when it runs, not 
 CASES = Path(__file__).with_name("cases.jsonl")
 PRESENT = ("verbatim", "paraphrased")
 KINDS = ("verbatim", "paraphrased", "dropped", "contradicted")
+
+
+Kind = Literal["verbatim", "paraphrased", "dropped", "contradicted"]
+
+
+class CaseSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    system: str = Field(min_length=1)
+    summary: str = Field(min_length=1)
+    presence: list[Kind]  # one per fact of the case, in its order
+
+
+class Case(BaseModel):
+    """One document, its key facts, and summaries whose presence of each fact is known."""
+
+    model_config = ConfigDict(extra="forbid")
+    doc_id: str = Field(min_length=1)
+    document: str = Field(min_length=1)
+    facts: list[str] = Field(min_length=1)
+    summaries: list[CaseSummary] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _a_presence_per_fact(self) -> Case:
+        for summary in self.summaries:
+            if len(summary.presence) != len(self.facts):
+                raise ValueError(f"summary {summary.system!r}: {len(summary.presence)} presence labels for "
+                                 f"{len(self.facts)} facts")
+        return self
+
+
+@dataclass(frozen=True)
+class CheckedItem:
+    doc_id: str
+    system: str
+    fact: int  # 1-based, in the case's order
+    kind: str
+    judged_present: bool
+    p_kept: float | None
 
 
 @dataclass
@@ -43,6 +87,8 @@ class CheckResult:
     auroc: Estimate | None = None  # of P(kept), where the judge records it
     p_kept_items: int = 0  # items with P(kept), which the AUROC ranks
     not_a_confidence: str | None = None  # what P(kept) measures where it is not a confidence (method.py)
+    cases: str = "built-in"  # or the file of the user's own cases, with its SHA-256
+    checked: list[CheckedItem] = field(default_factory=list)  # every item's verdict, for a second look
 
     @property
     def no_better_than_overlap(self) -> bool:
@@ -59,49 +105,76 @@ class CheckResult:
                 "p_kept_items": self.p_kept_items, "p_kept_not_a_confidence": self.not_a_confidence,
                 "overlap_balanced_accuracy": self.overlap_agreement["balanced_accuracy"].value,
                 "kept_rate": self.kept_rate, "no_better_than_overlap": self.no_better_than_overlap,
+                "cases": self.cases, "items_checked": [asdict(item) for item in self.checked],
                 "checked_at": datetime.now(UTC).isoformat(timespec="seconds")}
 
 
-def load_cases() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
+def load_cases(path: Path = CASES) -> list[Case]:
+    """The check's cases, each line validated: a bad line is an error naming its line and field."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read the check's cases {path}: {exc}") from exc
+    cases = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            cases.append(Case.model_validate_json(line))
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"]) or "the line"
+            raise InputError(f"{path}, line {number}: {where}: {problem['msg']}",
+                             hint="each line: {\"doc_id\", \"document\", \"facts\": [...], \"summaries\": "
+                                  "[{\"system\", \"summary\", \"presence\": [one of verbatim, paraphrased, "
+                                  "dropped, contradicted per fact]}]}") from exc
+    if not cases:
+        raise InputError(f"{path} holds no cases")
+    return cases
 
 
-def run_check(pipeline: Pipeline) -> CheckResult:
+def run_check(pipeline: Pipeline, cases_file: Path | None = None) -> CheckResult:
     from ..data import Candidate, Document
     from ..metaeval.agreement import binary_agreement, ranking
     from ..metaeval.realsumm import OVERLAP_PRESENT, facts_scaffold
     from ..text import normalize, overlap, sha256_text
 
-    items: list[tuple[str, str, list[Any], int, str, str]] = []  # (doc, kind, requests, fact index, summary, fact)
+    # (doc, kind, requests, fact index, system, summary, fact)
+    items: list[tuple[str, Kind, list[Any], int, str, str, str]] = []
     planned_all = []
-    for case in load_cases():
-        text = normalize(case["document"])
-        document = Document(doc_id=case["doc_id"], text=text, sha256=sha256_text(text))
-        scaffold = facts_scaffold(document, case["facts"], origin="judge-check")
-        for n, summary in enumerate(case["summaries"], 1):
-            candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=summary["summary"])
+    for case in load_cases(cases_file or CASES):
+        text = normalize(case.document)
+        document = Document(doc_id=case.doc_id, text=text, sha256=sha256_text(text))
+        scaffold = facts_scaffold(document, case.facts, origin="judge-check")
+        for n, summary in enumerate(case.summaries, 1):
+            candidate = Candidate(record=n, doc_id=document.doc_id, system=summary.system, summary=summary.summary)
             planned = pipeline.judge.plan(scaffold, document, candidate, task="align_facts")
             planned_all += planned
-            for i, (fact, kind) in enumerate(zip(case["facts"], summary["presence"]), 1):
-                items.append((document.doc_id, kind, planned, i, summary["summary"], fact))
+            for i, (fact, kind) in enumerate(zip(case.facts, summary.presence), 1):
+                items.append((document.doc_id, kind, planned, i, summary.system, summary.summary, fact))
     records, _ = pipeline.answer(planned_all, "checking the judge")
 
-    truth, judged, words, groups, kinds, p_kept = [], [], [], [], [], []
+    truth, judged, words, groups, p_kept = [], [], [], [], []
+    kinds: list[str] = []
     failed = 0
-    for doc_id, kind, planned, index, summary, fact in items:
+    checked = []
+    for doc_id, presence, planned, index, system, summary_text, fact in items:
         record = pipeline.judge.by_kind(planned, records).get("facts")
         verdicts = pipeline.judge.verdicts("facts", record) if record is not None and record.parsed is not None else None
         if record is None or verdicts is None or verdicts.failure(f"F{index}"):
             failed += 1  # this fact's verdict failed (or the whole output did): counted neither way
             continue
-        truth.append(int(kind in PRESENT))
+        truth.append(int(presence in PRESENT))
         judged.append(int(bool(verdicts.kept.get(f"F{index}"))))
         p_kept.append((record.confidence or {}).get(f"F{index}"))
-        words.append(int(overlap(fact, summary) >= OVERLAP_PRESENT))
+        checked.append(CheckedItem(doc_id, system, index, presence, bool(judged[-1]), p_kept[-1]))
+        words.append(int(overlap(fact, summary_text) >= OVERLAP_PRESENT))
         groups.append(doc_id)
-        kinds.append(kind)
+        kinds.append(presence)
     result = CheckResult(pipeline.config.name, len(truth), failed, binary_agreement(truth, judged, groups),
-                         binary_agreement(truth, words, groups), method=pipeline.method.number)
+                         binary_agreement(truth, words, groups), method=pipeline.method.number, checked=checked)
+    if cases_file is not None:
+        result.cases = f"{cases_file} (SHA-256 {hashlib.sha256(cases_file.read_bytes()).hexdigest()[:12]})"
     threshold = pipeline.judge.thresholds.get("facts")
     if threshold is not None:
         result.decision = f"P(kept) >= {threshold:g}, the config's calibrated threshold"
@@ -120,12 +193,14 @@ def run_check(pipeline: Pipeline) -> CheckResult:
     return result
 
 
-def record_path(store: Path, config: ModelConfig, method: int) -> Path:
-    return store / "judge-checks" / f"{config.name}-{config.fingerprint()[:12]}-method-v{method}.json"
+def record_path(store: Path, config: ModelConfig, method: int, cases_file: Path | None = None) -> Path:
+    """The built-in check's result, or (`cases_file`) the result on the user's own cases, kept apart."""
+    own = "" if cases_file is None else f"-cases-{hashlib.sha256(cases_file.read_bytes()).hexdigest()[:12]}"
+    return store / "judge-checks" / f"{config.name}-{config.fingerprint()[:12]}-method-v{method}{own}.json"
 
 
-def save(store: Path, config: ModelConfig, result: CheckResult) -> Path:
-    path = record_path(store, config, result.method or 0)
+def save(store: Path, config: ModelConfig, result: CheckResult, cases_file: Path | None = None) -> Path:
+    path = record_path(store, config, result.method or 0, cases_file)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result.describe(), indent=1), encoding="utf-8")
     return path
