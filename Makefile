@@ -7,7 +7,7 @@ PIP := $(PY) -m pip install --disable-pip-version-check -q
 LLAMA_CPP_BUILD := scaffold_local/backends/llama_cpp_build.py
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
 
-.PHONY: setup setup-vllm setup-browser rebuild-llama-cpp demo lint test
+.PHONY: setup setup-vllm setup-browser rebuild-llama-cpp demo lint docs test
 setup: $(VENV)/.installed
 setup-vllm: $(VENV)/.installed-vllm
 
@@ -49,6 +49,10 @@ demo: setup
 lint: setup
 	$(VENV)/bin/ruff check scaffold_local tests benchmarks
 	$(VENV)/bin/mypy scaffold_local
+
+# The documentation site (docs/, mkdocs.yml) in site/; strict: a broken link or anchor fails the build.
+docs: setup
+	$(VENV)/bin/mkdocs build --strict
 
 test: setup-vllm setup-browser lint
 	$(VENV)/bin/python -m pytest

@@ -1,4 +1,4 @@
-"""Test helpers and small hand-written inputs. No test reads ../shared/eval-data."""
+"""Test helpers and small hand-written inputs. No test reads the project's evaluation data folder."""
 
 from __future__ import annotations
 

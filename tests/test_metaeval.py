@@ -1,5 +1,5 @@
 """Meta-evaluation on small files written here in the shape of the shared human-labelled data (the
-tests never read ../shared/eval-data), its statistics by hand, the built-in judge check, verdict
+tests never read the project's evaluation data folder), its statistics by hand, the built-in judge check, verdict
 confidence and scaffold quality checks."""
 
 from __future__ import annotations

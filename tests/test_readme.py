@@ -1,6 +1,7 @@
-"""The README's Python examples (```python blocks) run as written, with the responder in place of the
-judge they name. Fragments that need what a test does not have (an Inspect model) are ```py blocks; what
-they show is tested in their own files (test_inspect_scorer.py)."""
+"""The Python examples (```python blocks) of the README and of the documentation pages (docs/*.md) run as
+written, with the responder in place of the judge they name: README.md first, then the pages by name.
+Fragments that need what a test does not have (an Inspect model) are ```py blocks; what they show is tested
+in their own files (test_inspect_scorer.py)."""
 
 from __future__ import annotations
 
@@ -15,23 +16,34 @@ from .helpers import RESPONDER_CONFIG
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def example_files() -> list[Path]:
+    """README.md, then every documentation page in name order: the order the examples run in."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def python_blocks_by_file() -> list[tuple[str, str]]:
+    return [(path.relative_to(ROOT).as_posix(), block) for path in example_files()
+            for block in re.findall(r"^```python\n(.*?)^```", path.read_text(encoding="utf-8"), re.M | re.S)]
+
+
 def python_blocks() -> list[str]:
-    return re.findall(r"^```python\n(.*?)^```", (ROOT / "README.md").read_text(encoding="utf-8"), re.M | re.S)
+    return [block for _, block in python_blocks_by_file()]
 
 
 def test_every_python_example_runs(tmp_path, monkeypatch, capsys):
-    blocks = python_blocks()
-    assert blocks, "the README has Python examples"
+    blocks = python_blocks_by_file()
+    assert any(name == "README.md" for name, _ in blocks), "the README has Python examples"
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     monkeypatch.chdir(tmp_path)
-    for block in blocks:
+    for name, block in blocks:
         for judge in set(re.findall(r'ModelConfig\.load\("([^"]+)"\)', block)):
             block = block.replace(f'ModelConfig.load("{judge}")', f'ModelConfig.load("{RESPONDER_CONFIG}")')
         for judge in set(re.findall(r'judge="([^"]+)"', block)):
             block = block.replace(f'judge="{judge}"', f'judge="{RESPONDER_CONFIG}"')
-        exec(compile(block, "README.md", "exec"), {})
+        exec(compile(block, name, "exec"), {})
     printed = capsys.readouterr().out.splitlines()
-    systems = {line.split()[0] for line in printed[:-1]}
+    # Each page that scores prints its systems, then the run's method version, scaffold source and status.
+    systems = {line.split()[0] for line in printed[:-1] if line != printed[-1]}
     assert systems == {"concise", "contradicts", "drops-main", "lead-2", "verbose"}
     assert printed[-1] == "2 extracted by this run's judge complete"
 

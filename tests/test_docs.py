@@ -1,0 +1,51 @@
+"""The documentation: the MkDocs site in docs/ builds in strict mode (a broken link or anchor, a page left out
+of the nav fail it), the README stays short, and the package stands alone: no text in it points at a folder
+outside the repository."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README_MAX_LINES = 300
+OUTSIDE = "../" + "shared"   # spelt in two parts so that this file does not mention it either
+
+
+def test_the_site_builds_in_strict_mode(tmp_path):
+    assert importlib.util.find_spec("mkdocs") is not None, "mkdocs comes with the dev extra: pip install -e '.[dev]'"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    site = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
+    assert "WARNING" not in done.stderr, done.stderr
+    pages = [path.relative_to(ROOT / "docs").with_suffix("") for path in (ROOT / "docs").glob("*.md")]
+    for page in pages:
+        built = site / "index.html" if page.name == "index" else site / page / "index.html"
+        assert built.is_file(), f"docs/{page}.md was not built"
+
+
+def test_the_readme_is_short():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move detail into docs/"
+
+
+def test_nothing_points_outside_the_repository():
+    files = [ROOT / "README.md"]
+    for folder in ("docs", "scaffold_local", "tests"):
+        files += [path for path in (ROOT / folder).rglob("*") if path.is_file() and "__pycache__" not in path.parts]
+    offenders = []
+    for path in files:
+        if path == Path(__file__).resolve():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue   # images, compiled files
+        if OUTSIDE in text:
+            offenders.append(path.relative_to(ROOT).as_posix())
+    assert not offenders, f"these mention {OUTSIDE}: {offenders}; name the folder neutrally (--data <eval-data>)"
