@@ -1,5 +1,5 @@
-"""Justifications on demand (`show --explain`): for a run whose verdicts were read (method version 7), the
-judge writes why it decided as the metrics counted, for the items a reader opens.
+"""Justifications on demand (`show --explain`): for a run whose verdicts were read (method versions 7 and 8),
+the judge writes why it decided as the metrics counted, for the items a reader opens.
 
 Each explanation is the item's own reading prompt with the verdict the metrics counted written into the
 answer and a justification begun (`{"inferred": true, "justification": "`), continued by the judge up to
@@ -38,7 +38,7 @@ def explain(run: Run, key: str, items: Sequence[str] = ()) -> list[Explanation]:
     if not run.spec.reads_verdicts:
         raise UsageError(f"{run.dir.name} was scored under method version {run.spec.method_version}, whose judge "
                          "wrote a justification with every verdict: `show --summary` prints them",
-                         hint="--explain is for runs under method version 7, which read their verdicts")
+                         hint="--explain is for runs under method versions 7 and 8, which read their verdicts")
     candidate_row = run.candidate(key)
     scaffold = run.scaffold(candidate_row["scaffold_key"] or "")
     if scaffold is None:
@@ -83,7 +83,9 @@ def explain(run: Run, key: str, items: Sequence[str] = ()) -> list[Explanation]:
 
 def _explanation_request(fingerprint: str, reading: PlannedRequest, field: str, verdict: bool) -> PlannedRequest:
     request = reading.request
-    answer = Message(role="assistant", content="{" + f'"{field}": {json.dumps(verdict)}, "justification": "')
+    read = request.messages[-1].content  # the reading's answer up to its verdict: `{"F2": {"inferred":`
+    opening = read[:read.index(f'"{field}":')]
+    answer = Message(role="assistant", content=opening + f'"{field}": {json.dumps(verdict)}, "justification": "')
     sampling = Sampling(max_tokens=MAX_TOKENS, temperature=0.0, seed=request.sampling.seed)
     explaining = request.model_copy(update={"id": f"{request.id}/explain", "messages": (*request.messages[:-1], answer),
                                             "sampling": sampling})

@@ -25,7 +25,11 @@ or the document, then the item); items labelled "other" are asked about only whe
 them (entity attributes); the sentences that carry a kept fact (Fact Focus) and the error category of
 an unsupported sentence are read the same way, after the verdict; each direct-score axis is the
 probability-weighted mean grade (as G-Eval reads it), without a rationale. Justifications are written
-only on demand (`show --explain`), never read by a metric.
+only on demand (`show --explain`), never read by a metric. Version 8 is version 7 with the key facts and
+key questions asked as version 5 asks them (its instructions, worked examples and answer under the item's
+id), read at the same answer position: version 5's knowledge of a fact that a summary states wrongly
+(its worked examples say why a changed number is not kept) at version 7's cost; entity attributes,
+sentence checks and the direct score are read as in version 7.
 Older versions stay selectable so that their scores can be reproduced. Metric definitions are not
 versioned: they follow the README's "What the metrics mean".
 """
@@ -125,6 +129,8 @@ METHOD_VERSIONS = {
     6: MethodVersion(6, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
                      one_item_per_request=True, in_document_language=True, judges_like=5),
     7: MethodVersion(7, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
+                     one_item_per_request=True, in_document_language=True, reads_verdicts=True),
+    8: MethodVersion(8, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
                      one_item_per_request=True, in_document_language=True, reads_verdicts=True),
 }
 DEFAULT_METHOD_VERSION = 2

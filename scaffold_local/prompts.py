@@ -1,7 +1,8 @@
 """Prompt templates: versioned Jinja files in prompts/, one per task, named `<task>.v<N>.jinja` (a
 view registered from outside the package may keep its own in its `templates` folder).
 
-Each file defines two blocks, `system` and `user`. Every judgment prompt is ordered fixed
+Each file defines two blocks, `system` and `user` (and, for a reading, optionally `answer`: how the
+judge's JSON answer opens). Every judgment prompt is ordered fixed
 instructions -> source or scaffold -> candidate summary last, so that all summaries of one document
 share a long prompt prefix (prefix caching). From method version 7 the item asked about comes after
 the summary, and `{{ part }}` marks where a part that other prompts share ends (the summary, the
@@ -52,6 +53,14 @@ class PromptTemplate:
 
     def render(self, **variables: Any) -> tuple[Message, ...]:
         return self.render_parts(**variables)[0]
+
+    def answer_opening(self, **variables: Any) -> str:
+        """How the judge's JSON answer begins before the verdict's fields (a reading continues it): the
+        template's `answer` block where it has one (`{"F2": {` for an answer under the item's id), else `{`."""
+        context = _inherited(self, _compiled(self.source, self.bases), {"part": "", **variables})
+        if "answer" not in context.blocks:
+            return "{"
+        return "".join(context.blocks["answer"][0](context))
 
     def render_parts(self, **variables: Any) -> tuple[tuple[Message, ...], tuple[tuple[int, int], ...]]:
         """The messages, and where each part after the first starts (message index, offset): at every

@@ -132,14 +132,16 @@ def test_token_alternatives_give_a_confidence_for_every_verdict(backend):
         assert 0 <= p <= 1 and (p >= 0.5) == verdicts[item], (item, p, result.text)
 
 
-def test_a_reading_generates_nothing_and_returns_the_distribution_where_the_answer_goes_on(backend):
-    """Method version 7's requests end where the judge's answer gives a value: the engine returns the
-    likeliest next tokens there and generates nothing. A greedy one-token generation of the same continued
-    answer writes the reading's likeliest token (the same distribution, sampled)."""
+@pytest.mark.parametrize("version", [7, 8])
+def test_a_reading_generates_nothing_and_returns_the_distribution_where_the_answer_goes_on(backend, version):
+    """The requests of a version that reads its verdicts end where the judge's answer gives a value (version
+    8: inside the answer under the item's id): the engine returns the likeliest next tokens there and generates
+    nothing. A greedy one-token generation of the same continued answer writes the reading's likeliest token
+    (the same distribution, sampled)."""
     from scaffold_local.method import method_version
 
     config, instance = backend
-    judge = Judge(config, method_version(7))
+    judge = Judge(config, method_version(version))
     document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
     scaffold = Scaffold(key="k", doc_id="factory", document_sha256=document.sha256, questions=(), entities=(),
                         facts=(Fact(id="F1", text="Alpha Corp opened a factory in Denton on Monday.", label="main point"),))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import jinja2
 import pytest
 
@@ -150,3 +152,45 @@ def test_missing_template_variable_is_an_error_not_an_empty_string():
 def test_pinning_an_unknown_version_fails_clearly():
     with pytest.raises(FileNotFoundError, match="align_facts.v99.jinja"):
         load_prompts(pins={"align_facts": 99})
+
+
+def test_v8_reads_facts_and_questions_with_version_5s_own_messages():
+    """Version 8 asks each key fact and key question exactly as version 5 does (instructions, worked
+    examples, the item under its id) and reads the verdict where version 5's answer writes it, so a
+    threshold on P(kept) means what it means under version 5; only the summary is a part of its own."""
+    document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
+    candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant. It hired 200 people.")
+    written = {p.request.id: p.request for p in _judge(5).plan(SCAFFOLD, document, candidate)}
+    read = {p.request.id: p.request for p in _judge(8).plan(SCAFFOLD, document, candidate)}
+    for item in ("facts/F1", "facts/F2", "questions/Q1"):
+        v5, v8 = written[f"d/s/{item}"], read[f"d/s/{item}"]
+        assert v8.messages[:2] == v5.messages and v8.json_schema is None and v8.sampling.max_tokens == 0
+        field = "inferred" if item.startswith("facts") else "answered"
+        assert v8.messages[2].content == f'{{"{item.split("/")[1]}": {{"{field}":'
+        summary_ends = v5.messages[1].content.index("Key ")
+        assert (1, summary_ends) in v8.parts  # the summary a part of its own: shared by its items
+    assert read["d/s/facts/F1/evidence"].messages[2].content == '{"F1": {"inferred": true, "sentence_ids": ['
+    # Entity attributes, sentence checks and the direct score: read as version 7 reads them.
+    v7 = {p.request.id: p.request for p in _judge(7).plan(SCAFFOLD, document, candidate)}
+    for request_id, request in read.items():
+        if "/facts/" not in request_id and "/questions/" not in request_id:
+            assert request.messages == v7[request_id].messages
+
+
+def test_rendered_prompt_snapshot_v8():
+    assert_snapshot("rendered_prompts.v8.txt", _render_all(8))
+
+
+@pytest.mark.parametrize("version", [v for v, m in METHOD_VERSIONS.items() if m.reads_verdicts])
+def test_the_direct_score_read_shows_no_grade_a_judge_could_copy(version):
+    """Version 2's prompt shows example grades (9, 7, 9, 10), which a small judge copies; a version that reads
+    the grades shows none: its prompt names no grade of 1-10 in an example answer."""
+    document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
+    candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant. It hired 200 people.")
+    asked = [p.request for p in _judge(version).plan(SCAFFOLD, document, candidate, task="direct_score")]
+    assert asked and all(r.sampling.max_tokens == 0 for r in asked)
+    for request in asked:
+        prompt = "\n".join(m.content for m in request.messages[:-1])
+        assert not re.search(r'"(faithfulness|completeness|understandability|hallucination)": \d', prompt)
+    written = "\n".join(m.content for m in _judge(2).plan(SCAFFOLD, document, candidate, task="direct_score")[0].request.messages)
+    assert re.search(r'"faithfulness": 9', written)  # the check can fail: version 2 shows one

@@ -150,12 +150,13 @@ def _scores(outcome) -> dict:
     return {(s.doc_id, s.system): s.values for s in outcome.summaries}
 
 
-def test_version_7_on_the_responder_reads_what_version_6_writes(tmp_path, small_input):
+@pytest.mark.parametrize("version", [7, 8])
+def test_versions_that_read_on_the_responder_read_what_version_6_writes(tmp_path, small_input, version):
     """Same store, same scaffolds: every scaffold metric as version 6 writes it; every judgment a reading
     (no output token); each grade the rule's g read as 0.8 g + 0.2 (g - 1), or 0.8 + 0.2 x 2 for 1."""
     config = ModelConfig.load(str(RESPONDER_CONFIG))
     written = Pipeline(config, tmp_path / "store", method=6).score(load_input(small_input))
-    read = Pipeline(config, tmp_path / "store", method=7).score(load_input(small_input))
+    read = Pipeline(config, tmp_path / "store", method=version).score(load_input(small_input))
     assert read.usage["judgments"]["completion_tokens"] == 0 and read.failures == {}
     records = [json.loads(line) for line in (read.run_dir / "records.jsonl").read_text().splitlines()]
     assert all(r["next_token"] and r["usage"]["completion_tokens"] == 0 for r in records)
@@ -201,7 +202,9 @@ def test_a_kill_loses_only_the_readings_in_flight(tmp_path, small_input):
     assert resumed.requests_reused == 7 and resumed.failures == {}
 
 
-def test_justifications_are_written_on_demand_for_the_counted_verdicts_and_kept(tmp_path, small_input, wide_console):
+@pytest.mark.parametrize("version", [7, 8])
+def test_justifications_are_written_on_demand_for_the_counted_verdicts_and_kept(tmp_path, small_input, wide_console,
+                                                                                version):
     from typer.testing import CliRunner
 
     from scaffold_local import runs
@@ -212,7 +215,7 @@ def test_justifications_are_written_on_demand_for_the_counted_verdicts_and_kept(
     store = tmp_path / "store"
     runner = CliRunner()
     assert runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store),
-                               "--method-version", "7", "--run-name", "read"]).exit_code == 0
+                               "--method-version", str(version), "--run-name", "read"]).exit_code == 0
     before = len(JudgmentCache(store))
     shown = runner.invoke(app, ["show", str(store / "runs" / "read"), "--summary", "factory/brief", "--explain"])
     assert shown.exit_code == 0, shown.output
@@ -224,6 +227,12 @@ def test_justifications_are_written_on_demand_for_the_counted_verdicts_and_kept(
     cache = JudgmentCache(store)
     written = [r for r in cache if r.task.startswith("explain:")]
     assert len(cache) == before + len(written) and len(written) >= 4  # each kept, under a task no metric reads
+    # each written on its reading's own prompt, the counted verdict in the answer's own shape
+    from scaffold_local.explain import _explanation_request
+
+    reading = _fact_reading(Judge(ModelConfig.load(str(RESPONDER_CONFIG)), method_version(version)))[0]
+    asked = _explanation_request("fingerprint", reading, "inferred", False).request.messages[-1].content
+    assert asked == ('{"F1": {' if version == 8 else "{") + '"inferred": false, "justification": "'
     cache.close()
     # a second look sends nothing (read back from the store); the run's metrics never read them
     assert [e.text for e in explain(run, "factory/brief")] and len(JudgmentCache(store)) == before + len(written)

@@ -1,4 +1,4 @@
-"""Method version 7's judgments, read not written: one reading per verdict (readings.py), and the records
+"""The judgments of method versions 7 and 8, read not written: one reading per verdict (readings.py), and the records
 they come back as.
 
 Every yes/no judgment is a prompt that ends where the judge's JSON answer gives its value; its prompt
@@ -115,9 +115,11 @@ class VerdictReader:
         (`written`: the fields the answer holds before it)."""
         judge = self.judge
         kind = "boolean" if reading.answers == BOOLEAN else "integer" if reading.answers[0].isdigit() else "string"
-        messages, parts = judge.template(task).render_parts(**variables)
+        template = judge.template(task)
+        messages, parts = template.render_parts(**variables)
         opening = "[" if reading.key == EVIDENCE else ""  # a list of sentence numbers
-        answer = Message(role="assistant", content="{" + written + value_prefix(reading.key, kind) + opening + reading.after)
+        answer = Message(role="assistant", content=template.answer_opening(**variables) + written
+                         + value_prefix(reading.key, kind) + opening + reading.after)
         model = answer_model(reading, kind)
         doc_id, system = candidate.doc_id, candidate.system
         request = Request(
