@@ -453,7 +453,7 @@ def test_realsumm_counts_the_summaries_each_rule_leaves_out(tmp_path):
     pipeline = Pipeline(ModelConfig.load(str(RESPONDER_CONFIG)), tmp_path / "store", backend_factory=ThreeBadOutputs)
     result = realsumm.alignment(pipeline, docs)
     assert result.tables["summaries_left_out"] == [
-        {"rule": "any failed item leaves the summary out (before issue 18)", "summaries": 3, "of": 4},
+        {"rule": "any failed item leaves the summary out (the rule before items were judged one by one)", "summaries": 3, "of": 4},
         {"rule": "only a summary without one valid fact verdict is left out", "summaries": 1, "of": 4}]
     assert (result.items, result.failed) == (10 - 1 - 2, 1 + 2)  # F2 of factory/b; both facts of library/b
     rows = {(r["doc_id"], r["system"]): r for r in result.tables["fc_per_summary"]}

@@ -114,8 +114,8 @@ class AlignmentItems:
                              "human_litepyramid": summary["human"]["litepyramid_recall"]})
 
     def left_out(self) -> list[dict[str, Any]]:
-        """Summaries left out of FC per summary under each rule for a failed verdict (issue 18)."""
-        return [{"rule": "any failed item leaves the summary out (before issue 18)",
+        """Summaries left out of FC per summary under each rule for a failed verdict (the old rule and today's)."""
+        return [{"rule": "any failed item leaves the summary out (the rule before items were judged one by one)",
                  "summaries": self.whole_failed + self.partly_failed, "of": self.summaries},
                 {"rule": "only a summary without one valid fact verdict is left out", "summaries": self.whole_failed,
                  "of": self.summaries}]
@@ -126,7 +126,7 @@ def alignment(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> 
     result = _alignment_result(pipeline.config.name, len(docs), items, seed)
     result.tables["summaries_left_out"] = items.left_out()
     result.summary.append(f"summaries left out for a failed fact verdict: {items.whole_failed + items.partly_failed} "
-                          f"of {items.summaries} if any failed item voided the summary (before issue 18), "
+                          f"of {items.summaries} if any failed item voided the summary (the old rule), "
                           f"{items.whole_failed} of {items.summaries} now (items judged one by one)")
     return result
 
