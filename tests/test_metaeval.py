@@ -283,7 +283,8 @@ def test_dev_and_test_splits_never_share_a_document_and_summaries_are_drawn_per_
 
     root = tmp_path / "data"
     documents = [{"doc_id": f"doc{i}", "document": "x.", "keyfacts": ["x"],
-                  "summaries": [{"system": f"s{j}", "summary": "x.", "human": {}} for j in range(6)]} for i in range(40)]
+                  "summaries": [{"system": f"s{j}", "summary": "x.", "human": {"scu_presence": [1], "litepyramid_recall": 1.0}}
+                                for j in range(6)]} for i in range(40)]
     (root / "realsumm").mkdir(parents=True)
     write_jsonl(root / "realsumm" / "realsumm.jsonl", documents)
     dev = {d["doc_id"] for d in load(root, "realsumm", split="dev")}
@@ -516,3 +517,56 @@ def test_check_judge_on_cases_of_ones_own_is_saved_apart_with_every_item(tmp_pat
     bad = runner.invoke(app, ["check-judge", "-m", str(RESPONDER_CONFIG), "--store", str(store), "--cases", str(cases)])
     assert bad.exit_code == 2 and "line 3" in bad.output
     assert "summary 'twisted': 1 presence labels for 2 facts" in bad.output
+
+
+def _rewrite(path: Path, change) -> None:
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(change(row)) + "\n" for row in rows))
+
+
+@pytest.mark.parametrize("one", ["no list per annotator", "a list of one annotator"])
+def test_meta_eval_on_ones_own_labels_by_one_annotator_has_no_ceiling_and_says_so(tmp_path, one):
+    data = eval_data(tmp_path / "eval-data")
+
+    def single(doc):
+        for summary in doc["summaries"]:
+            human = summary["human"]
+            if one == "no list per annotator":
+                human.pop("scu_presence_per_annotator")
+            else:
+                human["scu_presence_per_annotator"] = [human["scu_presence"]]
+        return doc
+
+    _rewrite(data / "realsumm" / "realsumm.jsonl", single)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["meta-eval", "realsumm-alignment", "-m", str(RESPONDER_CONFIG), "--data", str(data),
+                                 "--store", str(tmp_path / "store"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    alignment = json.loads((out / "realsumm-alignment.json").read_text())
+    sources = {r["source"] for r in alignment["tables"]["agreement"]}
+    assert sources == {"judge vs majority of all annotators", "word overlap >= 0.5 vs majority of all annotators"}
+    assert "human ceiling not computable (one annotator per item" in " ".join(result.output.split())
+    judge = {r["measure"]: r["value"] for r in alignment["tables"]["agreement"]
+             if r["source"] == "judge vs majority of all annotators"}
+    assert judge["recall_present"] == pytest.approx(4 / 5)  # as with three annotators: the labels are the same
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (lambda doc: {k: v for k, v in doc.items() if k != "keyfacts"}, "line 1: keyfacts: Field required"),
+    (lambda doc: {**doc, "summaries": [{**s, "human": {**s["human"], "scu_presence": [1]}} for s in doc["summaries"]]},
+     "line 1: summaries.0.human: a presence label per key fact"),
+    (lambda doc: {**doc, "summaries": [{**s, "human": {**s["human"], "scu_presence": [2, 0, 0][:len(s["human"]["scu_presence"])]}}
+                                       for s in doc["summaries"]]},
+     "line 1: summaries.0.human.scu_presence.0: Input should be less than or equal to 1"),
+])
+def test_meta_eval_names_the_line_and_field_of_bad_labels(tmp_path, change, said):
+    data = eval_data(tmp_path / "eval-data")
+    _rewrite(data / "realsumm" / "realsumm.jsonl", change)
+    result = runner.invoke(app, ["meta-eval", "realsumm-alignment", "-m", str(RESPONDER_CONFIG), "--data", str(data),
+                                 "--store", str(tmp_path / "store"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and said in " ".join(result.output.split()), result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+    (data / "realsumm" / "realsumm.jsonl").write_text("\n")
+    empty = runner.invoke(app, ["meta-eval", "realsumm-alignment", "-m", str(RESPONDER_CONFIG), "--data", str(data),
+                                "--store", str(tmp_path / "store")])
+    assert empty.exit_code == 2 and "holds no documents" in empty.output

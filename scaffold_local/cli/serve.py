@@ -14,12 +14,12 @@ from ..errors import UsageError
 from .output import command_app, err
 
 app = command_app()
-SERVED_BY_DEFAULT = "qwen2.5-coder-1.5b-vllm-cpu"
+SERVED = "qwen2.5-coder-1.5b-vllm-cpu"  # the CPU judge on vLLM's CPU build
 
 
 @app.command()
 def serve(
-    model: Annotated[str, typer.Option("--model", "-m", help="a vLLM model config (`models` lists them)")] = SERVED_BY_DEFAULT,
+    model: Annotated[str, typer.Option("--model", "-m", help="a vLLM model config (`models` lists them)")] = SERVED,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
 ) -> None:

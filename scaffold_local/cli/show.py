@@ -25,8 +25,9 @@ def show(
         "--summary", "-s", help="DOC_ID/SYSTEM: item-level evidence for one summary")] = None,
     ds_scale: DsScaleOpt = 10,
     explain: Annotated[bool, typer.Option(
-        "--explain", help="with --summary, for a run whose verdicts were read (method versions 7 and 8): the judge writes why it decided each "
-                          "counted verdict (starts the run's judge for those not yet in the store)")] = False,
+        "--explain", help="with --summary, for a run whose verdicts were read (method versions 7 and 8): the judge "
+                          "writes why it decided each counted verdict (starts the run's judge for those not yet in "
+                          "the store)")] = False,
     items: Annotated[str | None, typer.Option(
         "--items", help="with --explain: only these items, comma-separated (F1,Q2,E1.A3)")] = None,
     explain_metrics: Annotated[bool, typer.Option(

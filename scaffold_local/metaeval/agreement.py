@@ -67,6 +67,8 @@ def _confusion(t: np.ndarray, p: np.ndarray) -> tuple[int, int, int, int]:
 def _kappa(tp: int, fp: int, fn: int, tn: int) -> float | None:
     """Cohen's kappa as sklearn computes it: 1 - observed / chance-expected disagreements."""
     n = tp + fp + fn + tn
+    if not n:
+        return None
     expected = (tn + fn) * (fn + tp) / n + (tp + fp) * (tn + fp) / n  # chance counts of (0, 1) and (1, 0)
     return 1 - (fp + fn) / expected if expected else None
 
@@ -154,9 +156,16 @@ class HumanReferences:
     held_out: list[int] = field(default_factory=list)  # per reference: the held-out annotator's label
     reference: list[int] = field(default_factory=list)  # per reference: the majority of the others
     ties: int = 0  # references dropped because the others tied
+    one_annotator: int = 0  # items labelled by one annotator: no reference of the ceiling's kind
 
     def add(self, per_annotator: Sequence[Sequence[int]], majority: Sequence[int], group: str) -> None:
-        """One summary's items: each annotator's labels, and the dataset's majority label per item."""
+        """One summary's items: each annotator's labels, and the dataset's majority label per item (one
+        annotator: their labels are the majority, and no annotator can be held out against the others)."""
+        if len(per_annotator) < 2:
+            self.majority += majority
+            self.groups += [group] * len(majority)
+            self.one_annotator += len(majority)
+            return
         pairs, ties = majority_of_others(per_annotator)
         offset = len(self.majority)
         self.majority += majority
@@ -175,6 +184,7 @@ class HumanReferences:
         self.held_out += other.held_out
         self.reference += other.reference
         self.ties += other.ties
+        self.one_annotator += other.one_annotator
 
     def ceiling(self, seed: int = 0) -> dict[str, Estimate]:
         """Each annotator against the majority of the others."""

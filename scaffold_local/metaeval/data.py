@@ -1,6 +1,8 @@
-"""The shared evaluation data: one JSON object per source document, in one normalized shape
-({"doc_id", "document", "keyfacts"?, "summaries": [{"system", "summary", "human": {...}}]}),
-and seeded sampling by document so a CPU run finishes in minutes."""
+"""The evaluation data: one JSON object per source document, in one normalized shape
+({"doc_id", "document", "keyfacts"?, "summaries": [{"system", "summary", "human": {...}}]}), each line
+checked against its dataset's model (a bad line is an error naming the line and the field), and seeded
+sampling by document so a CPU run finishes in minutes. Your own labels in the same shape work alike; with
+one annotator per item (no `*_per_annotator` lists) there is no human ceiling, and the tables say so."""
 
 from __future__ import annotations
 
@@ -8,9 +10,94 @@ import hashlib
 import json
 import random
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import EvalDataError
+
+Label = Annotated[int, Field(ge=0, le=1)]
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="allow")  # the datasets carry more than the package reads
+
+
+class _RealsummHuman(_Row):
+    scu_presence: list[Label]  # per key fact: the majority of the annotators (or the one annotator)
+    litepyramid_recall: float
+    scu_presence_per_annotator: list[list[Label]] | None = None
+
+
+class _RealsummSummary(_Row):
+    system: str = Field(min_length=1)
+    summary: str
+    human: _RealsummHuman
+
+
+class _Realsumm(_Row):
+    doc_id: str | int
+    document: str = Field(min_length=1)
+    keyfacts: list[str] = Field(min_length=1)
+    summaries: list[_RealsummSummary] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _a_label_per_key_fact(self) -> _Realsumm:
+        for n, summary in enumerate(self.summaries):
+            labels = [summary.human.scu_presence, *(summary.human.scu_presence_per_annotator or [])]
+            if any(len(row) != len(self.keyfacts) for row in labels):
+                raise ValueError(f"summaries.{n}.human: a presence label per key fact ({len(self.keyfacts)}), in "
+                                 "scu_presence and in each annotator's list")
+        return self
+
+
+class _FrankHuman(_Row):
+    sentence_error_majority: list[Label]
+    frank_summary_scores: dict[str, float]
+    sentence_error_per_annotator: list[list[Label]] | None = None
+
+
+class _FrankSummary(_Row):
+    system: str = Field(min_length=1)
+    sentences: list[str] = Field(min_length=1)
+    human: _FrankHuman
+
+    @model_validator(mode="after")
+    def _a_label_per_sentence(self) -> _FrankSummary:
+        labels = [self.human.sentence_error_majority, *(self.human.sentence_error_per_annotator or [])]
+        if any(len(row) != len(self.sentences) for row in labels):
+            raise ValueError(f"human: an error label per sentence ({len(self.sentences)})")
+        if "Factuality" not in self.human.frank_summary_scores:
+            raise ValueError("human.frank_summary_scores: no Factuality")
+        return self
+
+
+class _Frank(_Row):
+    doc_id: str | int
+    document: str = Field(min_length=1)
+    summaries: list[_FrankSummary] = Field(min_length=1)
+
+
+class _SummevalHuman(_Row):
+    expert_mean_coherence: float
+    expert_mean_consistency: float
+    expert_mean_fluency: float
+    expert_mean_relevance: float
+
+
+class _SummevalSummary(_Row):
+    system: str = Field(min_length=1)
+    summary: str
+    human: _SummevalHuman
+
+
+class _Summeval(_Row):
+    doc_id: str | int
+    document: str = Field(min_length=1)
+    summaries: list[_SummevalSummary] = Field(min_length=1)
+
+
+SHAPES: dict[str, type[BaseModel]] = {"realsumm": _Realsumm, "frank": _Frank, "summeval": _Summeval}
 
 FILES = {
     "realsumm": "realsumm/realsumm.jsonl",
@@ -43,9 +130,20 @@ def load(data_dir: Path, dataset: str, limit: int | None = None, seed: int = 0, 
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
             try:
-                documents.append(json.loads(line))
+                document = json.loads(line)
+                SHAPES[dataset].model_validate(document)
             except json.JSONDecodeError as exc:
                 raise EvalDataError(f"{path}, line {number}: not JSON ({exc.msg})") from None
+            except ValidationError as exc:
+                problem = exc.errors()[0]
+                loc = ".".join(str(part) for part in problem["loc"])
+                where = f"{loc}: " if loc else ""  # a rule over the whole document has no field of its own
+                raise EvalDataError(f"{path}, line {number}: {where}{problem['msg'].removeprefix('Value error, ')}",
+                                    hint=f"each line is one document in the {dataset} shape: see the "
+                                         "meta-evaluation page of the documentation") from None
+            documents.append(document)
+    if not documents:
+        raise EvalDataError(f"{path} holds no documents")
     if split != "all":
         documents = [d for d in documents if split_of(str(d["doc_id"])) == split]
     if limit is not None and limit < len(documents):

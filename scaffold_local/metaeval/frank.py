@@ -77,7 +77,7 @@ def faithfulness(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
         # the judge's verdicts as its metrics count them (its calibrated threshold on P(supported), where it has one)
         errors = [int(not v) for v in pipeline.judge.sentence_verdicts(record, len(majority))]
         items = by_source.setdefault(source_of(doc), _Items())
-        items.humans.add(summary["human"]["sentence_error_per_annotator"], majority, document.doc_id)
+        items.humans.add(summary["human"].get("sentence_error_per_annotator") or [majority], majority, document.doc_id)
         items.judged += errors
         items.lexical += [int(overlap(s, document.text) < OVERLAP_SUPPORTED) for s in summary["sentences"]]
         if record.confidence:  # P(supported) against "no error", the positive class of a calibrated threshold

@@ -100,8 +100,8 @@ class AlignmentItems:
         self.failed += len(verdicts) - len(facts)
         human = [summary["human"]["scu_presence"][i] for i in facts]
         lexical = [int(overlap(fact, summary["summary"]) >= OVERLAP_PRESENT) for fact in doc["keyfacts"]]
-        self.humans.add([[labels[i] for i in facts] for labels in summary["human"]["scu_presence_per_annotator"]],
-                        human, doc_id)
+        annotators = summary["human"].get("scu_presence_per_annotator") or [summary["human"]["scu_presence"]]
+        self.humans.add([[labels[i] for i in facts] for labels in annotators], human, doc_id)
         self.judged += judged
         self.lexical += [lexical[i] for i in facts]
         self.p_kept += [(confidence or {}).get(f"F{i + 1}") for i in facts]

@@ -44,7 +44,18 @@ class MetaEvalResult:
                         seed: int) -> None:
         """The agreement table and its summary lines: the human ceiling, and each scorer's per-item
         `decisions` against the ceiling's own references (comparable with it) and against the
-        majority of all annotators."""
+        majority of all annotators. Items labelled by one annotator have no reference of the ceiling's kind:
+        where no item has two, only the comparison with the labels is made, and the summary says why."""
+        if not humans.reference:
+            against_all = {name: humans.against_all(d, seed) for name, d in decisions.items()}
+            for name in decisions:
+                self.agreement_rows(f"{name} vs {ALL}", against_all[name], len(humans.majority), ALL)
+            self.summary.append(f"{subject}: human ceiling not computable (one annotator per item: no annotator can "
+                                "be held out against the others)")
+            for measure, label in (("balanced_accuracy", "balanced accuracy"), ("cohen_kappa", "Cohen's kappa")):
+                self.summary.append(f"{subject}, {label} vs the labels ({len(humans.majority)} items): "
+                                    + "; ".join(f"{name}: {e[measure]}" for name, e in against_all.items()))
+            return
         pairs = len(humans.reference)
         ceiling = humans.ceiling(seed)
         self.agreement_rows(f"human ceiling: annotator vs {OTHERS}", ceiling, pairs, OTHERS, humans.ties)
