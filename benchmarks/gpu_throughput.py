@@ -154,17 +154,16 @@ def measure(args: argparse.Namespace, version: int) -> dict[str, Any]:
     gpu, bandwidth = gpu_bandwidth(args.bandwidth_tbs)
     weights, kv_per_token = model_bytes(args.model)
     output = sum(o for _, o in tokens)
-    judgments, n = outcome.usage["judgments"], workload.summaries
+    judgments, n = outcome.usage.judgments, workload.summaries
     return {
         "gpu": gpu, "bandwidth_bytes_per_s": bandwidth, "model": str(args.model), "config": args.config,
         "method_version": version, "workload": workload.name, "summaries": n, "requests": len(tokens),
         "seconds": round(seconds, 1), "seconds_per_summary": round(seconds / n, 3),
         "summaries_per_s": round(n / seconds, 3), "output_tokens": output, "output_tokens_per_s": round(output / seconds, 1),
-        "judgment_requests_per_summary": round(judgments["requests"] / n, 2),
-        "judgment_prompt_tokens_computed_per_summary": round(
-            (judgments["prompt_tokens"] - (judgments["cached_prompt_tokens"] or 0)) / n, 1),
-        "judgment_tokens_generated_per_summary": round(judgments["completion_tokens"] / n, 1),
-        "prefix_cache_hit_rate": judgments.get("prefix_cache_hit_rate"),
+        "judgment_requests_per_summary": round(judgments.requests / n, 2),
+        "judgment_prompt_tokens_computed_per_summary": round(judgments.computed_prompt_tokens / n, 1),
+        "judgment_tokens_generated_per_summary": round(judgments.completion_tokens / n, 1),
+        "prefix_cache_hit_rate": judgments.prefix_cache_hit_rate,
         "validation_failures": outcome.validation_failures,
         **bandwidth_fraction(tokens, steps, weights, kv_per_token, seconds, bandwidth),
     }

@@ -139,7 +139,7 @@ def pipeline() -> dict:
             report[f"v{method}"] = {
                 "seconds": round(time.perf_counter() - started, 1),
                 "validation_failures": outcome.validation_failures,
-                "usage": outcome.usage,
+                "usage": outcome.usage.model_dump(),
                 "systems": {s.system: {k: m.mean for k, m in s.metrics.items()} for s in outcome.systems},
             }
             print(f"v{method}", json.dumps(report[f"v{method}"]["usage"]), flush=True)

@@ -62,7 +62,7 @@ def measure(docs: int, systems: int) -> dict:
             requests = outcome.requests_sent + outcome.requests_reused + len(outcome.extraction.records)
             if label == "first_run":
                 timings["requests"], timings["sent_first"] = requests, outcome.requests_sent
-                timings["responder"] = outcome.usage["engine_seconds"]  # inside generate: the responder's own work
+                timings["responder"] = outcome.usage.engine_seconds  # inside generate: the responder's own work
             else:
                 timings["sent_rerun"] = outcome.requests_sent
         start = time.perf_counter()

@@ -35,7 +35,7 @@ from .metrics import SummaryScores, SystemScores, rouge_l, score_summary, system
 from .prompts import PromptTemplate
 from .provenance import package_versions, platform_info
 from .quality import ScaffoldQuality, inspect, quality_path, read_support, save_support, support_requests
-from .records import Record, RunSpec, ScaffoldSource, usage_stats
+from .records import Record, RunSpec, RunUsage, ScaffoldSource, usage_stats
 from .requests import Judge, PlannedRequest
 from .scaffold import Scaffold
 from .schemas import ASSEMBLY_VERSION, json_schema, schema_sha256
@@ -58,7 +58,7 @@ class RunOutcome:
     failures: dict[str, int]  # every failed judgment of the run, by failure class
     extraction: ScaffoldSet
     failed_summaries: dict[str, str]  # "doc/system" -> why it could not be judged at all
-    usage: dict[str, Any]  # tokens, prefix-cache hits, finish reasons, failures, for extraction and judgments
+    usage: RunUsage  # tokens, prefix-cache hits, finish reasons, failures, for extraction and judgments
 
 
 class Pipeline:
@@ -219,12 +219,12 @@ class Pipeline:
         summaries = [summary for summary, _ in scored]
         systems = system_means(summaries)
         used = [records[p.cache_key] for p in planned if p.cache_key in records]
-        usage: dict[str, Any] = {"extraction": usage_stats(scaffolds.records), "judgments": usage_stats(used),
-                                 # engine time of this run folder's invocations (a resumed run adds to it)
-                                 "engine_seconds": round(self.dispatch.engine_seconds + run.previous_engine_seconds(), 3)}
+        stages = {"extraction": usage_stats(scaffolds.records), "judgments": usage_stats(used)}
         for stage, counted in retries.items():  # attempts the backend sent again, by class; a resumed run adds to them
-            usage[stage]["retries"] = dict(sorted((counted + run.previous_retries(stage)).items()))
-        run.write_json("usage.json", usage)
+            stages[stage].retries = dict(sorted((counted + run.previous_retries(stage)).items()))
+        # engine time of this run folder's invocations (a resumed run adds to it)
+        usage = RunUsage(**stages, engine_seconds=round(self.dispatch.engine_seconds + run.previous_engine_seconds(), 3))
+        run.write_json("usage.json", usage.model_dump())
         run.write_scores(summaries, systems)
         run.write_jsonl("candidates.jsonl", self._candidate_rows(candidates, scaffolds, failed, loaded.groups))
         if loaded.groups:

@@ -78,25 +78,55 @@ class Record(BaseModel):
         return self.failure in RETRYABLE_FAILURES
 
 
-def usage_stats(records: Sequence[Record]) -> dict[str, Any]:
-    """Tokens, prefix-cache hits, finish reasons and failures by class over a set of records."""
+class StageUsage(BaseModel):
+    """Tokens, prefix-cache hits, finish reasons and failures by class over one stage's records (extraction
+    or judgments); `retries`: the attempts the backend sent again, by class."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int | None = None  # None: the engine does not report its prefix cache
+    prefix_cache_hit_rate: float | None = None
+    finish_reasons: dict[str, int] = Field(default_factory=dict)
+    validation_failures: int = 0
+    partly_valid: int = 0  # outputs valid but for some items: those items are not counted, the others are
+    items_failed_alone: int = 0
+    failures: dict[str, int] = Field(default_factory=dict)
+    truncation_retries: int = 0
+    retries: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def computed_prompt_tokens(self) -> int:
+        """Prompt tokens the engine computed (not served from its prefix cache)."""
+        return self.prompt_tokens - (self.cached_prompt_tokens or 0)
+
+
+class RunUsage(BaseModel):
+    """A run's usage.json: each stage's usage, and the engine's seconds of this run folder's invocations."""
+
+    extraction: StageUsage = Field(default_factory=StageUsage)
+    judgments: StageUsage = Field(default_factory=StageUsage)
+    engine_seconds: float | None = None
+
+
+def usage_stats(records: Sequence[Record]) -> StageUsage:
+    """One stage's usage over its records."""
     prompt = sum((r.usage or {}).get("prompt_tokens", 0) for r in records)
     cached_values = [(r.usage or {}).get("cached_prompt_tokens") for r in records]
     cached = sum(v for v in cached_values if v is not None) if any(v is not None for v in cached_values) else None
-    return {
-        "requests": len(records),
-        "prompt_tokens": prompt,
-        "completion_tokens": sum((r.usage or {}).get("completion_tokens", 0) for r in records),
-        "cached_prompt_tokens": cached,
-        "prefix_cache_hit_rate": round(cached / prompt, 4) if cached is not None and prompt else None,
-        "finish_reasons": dict(Counter(r.finish_reason for r in records)),
-        "validation_failures": sum(r.validation_error is not None for r in records),
-        # of them, outputs valid but for some items: those items are not counted, the others are
-        "partly_valid": sum(bool(r.failed_items) for r in records),
-        "items_failed_alone": sum(len(r.failed_items or {}) for r in records),
-        "failures": dict(Counter(r.failure for r in records if r.failure)),
-        "truncation_retries": sum(r.attempts > 1 for r in records),
-    }
+    return StageUsage(
+        requests=len(records),
+        prompt_tokens=prompt,
+        completion_tokens=sum((r.usage or {}).get("completion_tokens", 0) for r in records),
+        cached_prompt_tokens=cached,
+        prefix_cache_hit_rate=round(cached / prompt, 4) if cached is not None and prompt else None,
+        finish_reasons=dict(Counter(r.finish_reason for r in records)),
+        validation_failures=sum(r.validation_error is not None for r in records),
+        partly_valid=sum(bool(r.failed_items) for r in records),
+        items_failed_alone=sum(len(r.failed_items or {}) for r in records),
+        failures=dict(Counter(r.failure for r in records if r.failure)),
+        truncation_retries=sum(r.attempts > 1 for r in records),
+    )
 
 
 # ---------------------------------------------------------------- the run spec

@@ -21,7 +21,7 @@ from .config import ModelConfig
 from .errors import RunNotReadable, SummaryNotFound
 from .method import method_version
 from .metrics import SummaryScores, SystemScores
-from .records import RUN_FORMAT_VERSION, Record, RunSpec
+from .records import RUN_FORMAT_VERSION, Record, RunSpec, RunUsage
 from .requests import Judge, join_records
 from .scaffold import Scaffold
 from .store import JudgmentCache, RunFolder, RunNameError, ScaffoldStore
@@ -64,10 +64,9 @@ class Run:
         return self._lines("member_scores.jsonl") if (self.dir / "member_scores.jsonl").is_file() else []
 
     @cached_property
-    def usage(self) -> dict[str, Any]:
-        """Tokens, finish reasons, failures by class and engine seconds (usage.json), or {}."""
-        path = self.dir / "usage.json"
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    def usage(self) -> RunUsage:
+        """Tokens, finish reasons, failures by class and engine seconds (usage.json; empty where there is none)."""
+        return self._folder.usage()
 
     @cached_property
     def records(self) -> dict[str, Record]:

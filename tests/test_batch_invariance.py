@@ -60,7 +60,7 @@ def test_a_document_alone_inside_a_larger_file_and_in_another_order_reads_the_sa
     reversed_order = score("reversed", lines[::-1])
     first = _alternatives(together, "seed-library")
     # every verdict, sentence, category and grade reading of the document: 2 summaries, nothing generated
-    assert len(first) > 30 and all(first.values()) and together.usage["judgments"]["completion_tokens"] == 0
+    assert len(first) > 30 and all(first.values()) and together.usage.judgments.completion_tokens == 0
     assert not any(request.endswith(("/F4", "/F4/evidence")) for request in first)  # "other" facts are not asked
     assert _alternatives(alone, "seed-library") == first  # to the bit
     assert _alternatives(reversed_order, "seed-library") == first

@@ -316,7 +316,7 @@ def test_a_failed_extraction_view_is_the_only_one_sent_again(responder_config, s
             pipeline.close()
 
     first = run(fail=True)
-    assert len(first.failed_summaries) == 4 and first.usage["extraction"]["failures"] == {"server_error": 2}
+    assert len(first.failed_summaries) == 4 and first.usage.extraction.failures == {"server_error": 2}
     assert Counter(sent[0]) == {"extract_facts": 2, "extract_questions": 2, "extract_entities": 2}
     second = run(fail=False)
     assert [t for t in sent[1] if t.startswith("extract_")] == ["extract_entities"] * 2

@@ -60,5 +60,5 @@ def test_server_killed_mid_run_then_resumed(tmp_path, vllm_server):
     assert second.run_dir == first.run_dir and second.resumed
     assert second.requests_reused == done_before and second.requests_sent == requests - done_before
     assert second.engine_errors == 0 and not second.failed_summaries
-    assert second.usage["judgments"]["finish_reasons"] == {"stop": requests}
+    assert second.usage.judgments.finish_reasons == {"stop": requests}
     assert len(second.summaries) == EXAMPLE_SUMMARIES

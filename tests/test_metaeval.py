@@ -417,7 +417,7 @@ def test_compact_verdicts_of_v3_score_as_v2_and_carry_confidence(responder_confi
     v3 = Pipeline(responder_config, tmp_path / "store", method=3, weighted_verdicts=True).score(load_input(small_input))
     plain_v3 = Pipeline(responder_config, tmp_path / "store", method=3).score(load_input(small_input))
     assert [s.values for s in plain_v3.summaries] == [s.values for s in v2.summaries]
-    tokens = lambda outcome: outcome.usage["judgments"]["completion_tokens"]  # noqa: E731
+    tokens = lambda outcome: outcome.usage.judgments.completion_tokens  # noqa: E731
     assert tokens(plain_v3) < 0.8 * tokens(v2)
     facts = runs.open(v3.run_dir).records_for("factory", "details")["facts"]
     assert facts.parsed["F5"] == {"ids": []} and set(facts.confidence) == {"F1", "F2", "F3", "F4", "F5"}

@@ -157,7 +157,7 @@ def test_versions_that_read_on_the_responder_read_what_version_6_writes(tmp_path
     config = ModelConfig.load(str(RESPONDER_CONFIG))
     written = Pipeline(config, tmp_path / "store", method=6).score(load_input(small_input))
     read = Pipeline(config, tmp_path / "store", method=version).score(load_input(small_input))
-    assert read.usage["judgments"]["completion_tokens"] == 0 and read.failures == {}
+    assert read.usage.judgments.completion_tokens == 0 and read.failures == {}
     records = [json.loads(line) for line in (read.run_dir / "records.jsonl").read_text().splitlines()]
     assert all(r["next_token"] and r["usage"]["completion_tokens"] == 0 for r in records)
     before, after = _scores(written), _scores(read)

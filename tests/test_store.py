@@ -64,7 +64,7 @@ def test_a_truncated_output_is_retried_once_with_twice_the_budget(responder_conf
     outcome = run(tight, tmp_path / "store", small_input)
     retried = [r for r in runs.open(outcome.run_dir).records.values() if r.task == "direct_score"]
     assert len(retried) == 4 and all(r.attempts == 2 and r.max_tokens == 40 and r.parsed for r in retried)
-    assert outcome.usage["judgments"]["truncation_retries"] == 4 and "truncated" not in outcome.failures
+    assert outcome.usage.judgments.truncation_retries == 4 and "truncated" not in outcome.failures
 
     # 8 tokens per item are far too few for the alignment verdicts, even doubled.
     tiny = responder_config.model_copy(update={"budget": responder_config.budget.model_copy(update={"base": 1, "per_item": 8})})

@@ -81,8 +81,8 @@ def _score_with_package(documents: list[dict[str, Any]], config_in: Callable[[Pa
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         outcome = Pipeline(ModelConfig.load(config_in(work)), work / "store", method=method).score(load_input(path))
         if count_from_records:
-            stages = outcome.usage["extraction"], outcome.usage["judgments"]
-            out.counted = {key: sum(stage[key] for stage in stages)
+            stages = outcome.usage.extraction, outcome.usage.judgments
+            out.counted = {key: sum(getattr(stage, key) for stage in stages)
                            for key in ("requests", "prompt_tokens", "completion_tokens")}
         for s in outcome.summaries:
             out.scores[(s.doc_id, s.system)] = s.values.get("fc")

@@ -130,12 +130,10 @@ def ranking_agreement(comparisons: list[dict[str, MetricComparison]]) -> dict[st
 def cost(name: str, run: Run) -> JudgeCost:
     usage = run.usage
     judged = max(1, len(run.summaries))
-    tokens = [usage.get(stage, {}) for stage in ("extraction", "judgments")]
-    seconds = usage.get("engine_seconds")
-    return JudgeCost(name, len(run.summaries),
-                     sum(t.get("prompt_tokens", 0) for t in tokens) / judged,
-                     sum(t.get("completion_tokens", 0) for t in tokens) / judged,
-                     None if seconds is None else seconds / judged)
+    stages = (usage.extraction, usage.judgments)
+    return JudgeCost(name, len(run.summaries), sum(s.prompt_tokens for s in stages) / judged,
+                     sum(s.completion_tokens for s in stages) / judged,
+                     None if usage.engine_seconds is None else usage.engine_seconds / judged)
 
 
 @dataclass

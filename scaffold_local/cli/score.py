@@ -126,20 +126,21 @@ def print_outcome(outcome: RunOutcome, pipeline: Pipeline, ds_scale: int) -> Non
     for issue in ex.issues:
         colour = "red" if issue.severity == "error" else "yellow"
         err.print(f"[{colour}]scaffold file: {escape(str(issue))}[/]", highlight=False)
-    for stage in ("extraction", "judgments"):
-        u = outcome.usage[stage]
-        hits = f" ({u['prefix_cache_hit_rate']:.0%} from the prefix cache)" if u["prefix_cache_hit_rate"] is not None else ""
-        reasons = ", ".join(f"{k} {v}" for k, v in u["finish_reasons"].items())
-        retried = ", ".join(f"{k} {v}" for k, v in (u.get("retries") or {}).items())  # attempts sent again, by class
-        err.print(f"{stage}: {u['prompt_tokens']:,} prompt tokens{hits}, {u['completion_tokens']:,} output tokens; "
+    summaries = max(1, len(outcome.summaries))
+    for stage, u in (("extraction", outcome.usage.extraction), ("judgments", outcome.usage.judgments)):
+        hits = (f" ({u.prefix_cache_hit_rate:.0%} from the prefix cache; {u.computed_prompt_tokens:,} computed, "
+                f"{u.computed_prompt_tokens / summaries:,.0f} per summary)" if u.prefix_cache_hit_rate is not None else "")
+        reasons = ", ".join(f"{k} {v}" for k, v in u.finish_reasons.items())
+        retried = ", ".join(f"{k} {v}" for k, v in u.retries.items())  # attempts sent again, by class
+        err.print(f"{stage}: {u.prompt_tokens:,} prompt tokens{hits}, {u.completion_tokens:,} output tokens; "
                   f"finish reasons: {reasons or 'none'}" + (f"; retries: {retried}" if retried else ""), highlight=False)
     if (log := (pipeline.dispatch.engine_description or {}).get("log")) is not None:
         err.print(f"engine log: {log}", highlight=False, soft_wrap=True)
     if outcome.failures:
         counts = ", ".join(f"{kind} {n}" for kind, n in sorted(outcome.failures.items()))
-        partly = outcome.usage["judgments"]["partly_valid"]
+        partly = outcome.usage.judgments.partly_valid
         if partly:  # their other items' verdicts count
-            counts += (f" ({partly} valid but for {outcome.usage['judgments']['items_failed_alone']} items, "
+            counts += (f" ({partly} valid but for {outcome.usage.judgments.items_failed_alone} items, "
                        "which alone are not counted)")
         err.print(f"[yellow]failed judgments (kept with their raw text, never counted): {counts}. "
                   f"Sent again on the next run: {', '.join(sorted(RETRYABLE_FAILURES & set(outcome.failures))) or 'none'}; "

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from ..errors import RunNameError, SpecMismatch
 from ..metrics import SummaryScores, SystemScores
-from ..records import RUN_FORMAT_VERSION, Record, RunSpec, RunStatus
+from ..records import RUN_FORMAT_VERSION, Record, RunSpec, RunStatus, RunUsage
 from .cache import JudgmentCache
 from .scaffolds import atomic_write, remove_stale_temporaries
 from .tables import write_tables
@@ -94,15 +94,16 @@ class RunFolder:
         return spec
 
     def previous_engine_seconds(self) -> float:
-        return float(self._previous_usage().get("engine_seconds", 0.0))
+        return self.usage().engine_seconds or 0.0
 
     def previous_retries(self, stage: str) -> Counter[str]:
         """Retries (by failure class) that earlier invocations of this run recorded for a stage."""
-        return Counter((self._previous_usage().get(stage) or {}).get("retries") or {})
+        return Counter(getattr(self.usage(), stage).retries)
 
-    def _previous_usage(self) -> dict[str, Any]:
+    def usage(self) -> RunUsage:
+        """The usage.json of the run's earlier invocations (empty where there is none)."""
         path = self.dir / "usage.json"
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        return RunUsage.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else RunUsage()
 
     def exported_records(self) -> list[Record]:
         """records.jsonl as written (the newest line per cache key wins; a torn line is skipped)."""
