@@ -14,9 +14,9 @@ from .data import InputIssue, LoadedInput
 from .dispatch import ProgressFactory
 from .errors import UsageError
 from .method import method_version
-from .pipeline import Pipeline
+from .pipeline import Pipeline, Prepared, prepared
 from .records import ScaffoldSource
-from .requests import Judge, fit_context
+from .requests import Judge
 
 DEFAULT_RERUN_TEMPERATURE = 0.7
 SAMPLING_ONLY = ("name", "description", "seed", "temperature", "top_p")  # per request in every backend
@@ -77,15 +77,21 @@ class _Borrowed:
         pass
 
 
-def fit_every_judge(configs: list[ModelConfig], loaded: LoadedInput, shared_scaffold: bool,
-                    method: int | None) -> tuple[LoadedInput, list[InputIssue]]:
-    """The documents every judge's context can take (one skipped for a judge is skipped for all, so
-    the judges score the same input), and the issues that say which were skipped and why."""
+def prepare_every_judge(configs: list[ModelConfig], loaded: LoadedInput, shared_scaffold: bool,
+                        method: int | None) -> Prepared:
+    """`Pipeline.prepare` for every judge in turn: the documents every judge's context can take (one
+    skipped for a judge is skipped for all, so the judges score the same input), every judge's issues
+    and notes, and each judge's description."""
     issues: list[InputIssue] = []
+    summaries, notes = [], []
     for i, config in enumerate(configs):
-        fit = fit_context(Judge(config, method_version(method)), loaded, extraction=i == 0 or not shared_scaffold)
-        loaded, issues = fit.loaded, issues + fit.issues
-    return loaded, issues
+        extracting = i == 0 or not shared_scaffold
+        scaffolds = "extracted by this run's judge" if extracting else "the first judge's"
+        one = prepared(Judge(config, method_version(method)), scaffolds, loaded, extracting)
+        loaded, issues = one.loaded, issues + one.issues
+        summaries.append(one.summary)
+        notes += [note for note in one.notes if note not in notes]
+    return Prepared(loaded, issues, "\n".join(summaries), notes)
 
 
 def run_judges(configs: list[ModelConfig], loaded: LoadedInput, store: Path, shared_scaffold: bool,

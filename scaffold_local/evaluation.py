@@ -33,7 +33,6 @@ from .dispatch import no_progress
 from .errors import InputError, UsageError
 from .metrics import METRICS
 from .pipeline import Pipeline, RunOutcome
-from .requests import fit_context
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,14 +72,15 @@ def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Pat
     config = judge if isinstance(judge, ModelConfig) else ModelConfig.load(judge)
     pipeline = Pipeline(config, Path(store), progress=_progress_bar if progress else no_progress, method=method_version)
     try:
-        fitted = fit_context(pipeline.judge, loaded, chunk_tokens=chunk_tokens).loaded
-        if not fitted.candidates:
+        prepared = pipeline.prepare(loaded, chunk_tokens=chunk_tokens)
+        fitted = prepared.loaded
+        if prepared.nothing_fits:
             raise InputError("no usable records in the data" + most_common_issue(fitted.issues))
         skipped = [issue for issue in fitted.issues if issue.severity == "error"]
         if skipped:  # shown by a notebook; the rest is scored
             warnings.warn(f"{len(skipped)} record(s) not scored, all in result.issues; the first: {skipped[0]}",
                           stacklevel=2)
-        if note := pipeline.judge.language_note(fitted.documents.values()):
+        for note in prepared.notes:
             warnings.warn(note, stacklevel=2)
         outcome = pipeline.score(fitted, run_name, word_budget=word_budget)
     finally:

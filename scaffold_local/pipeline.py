@@ -25,7 +25,7 @@ from typing import Any
 
 from .backends import Backend, create_backend
 from .config import ModelConfig
-from .data import Candidate, Document, LoadedInput
+from .data import Candidate, Document, InputIssue, LoadedInput
 from .dispatch import Dispatcher, ProgressFactory, no_progress, prefix_order
 from .errors import UsageError
 from .groups import member_scores, union_scaffold
@@ -35,14 +35,50 @@ from .metrics import SummaryScores, SystemScores, rouge_l, score_summary, system
 from .prompts import PromptTemplate
 from .provenance import package_versions, platform_info
 from .quality import ScaffoldQuality, inspect, quality_path, read_support, save_support, support_requests
-from .records import Record, RunSpec, RunUsage, ScaffoldSource, usage_stats
-from .requests import Judge, PlannedRequest
+from .records import Record, RunSpec, RunUsage, ScaffoldSource, describe_decision, usage_stats
+from .requests import Judge, PlannedRequest, fit_context
 from .scaffold import Scaffold
 from .schemas import ASSEMBLY_VERSION, json_schema, schema_sha256
 from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
 from .store import JudgmentCache, RunFolder, ScaffoldStore, StoredScaffold
 from .store.runs import check_run_name, now
 from .views import direct_score, labelling
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The input as the judge will score it, and what every front end tells its user before scoring:
+    `Pipeline.prepare` decides it once; `score`, `extract`, `evaluate()` and the Inspect scorer render it."""
+
+    loaded: LoadedInput  # the records whose requests fit the judge's context
+    issues: list[InputIssue]  # the records left out (and the long documents read in chunks), each with why
+    summary: str  # documents, summaries, systems, the judge, the method version, the verdict rule, the scaffolds
+    notes: list[str]  # what the user should know: thresholds of another version, documents not in English
+
+    @property
+    def nothing_fits(self) -> bool:
+        return not self.loaded.candidates
+
+
+def prepared(judge: Judge, scaffolds: str, loaded: LoadedInput, extracting: bool,
+             chunk_tokens: int | None = None) -> Prepared:
+    """`Pipeline.prepare` for one judge (`scaffolds`: where the run's scaffolds come from, in words)."""
+    fit = fit_context(judge, loaded, extraction=extracting, chunk_tokens=chunk_tokens)
+    fitted, config, method = fit.loaded, judge.config, judge.method
+    groups = f" in {len(fitted.groups)} groups" if fitted.groups else ""
+    documents = len(fitted.documents)
+    summary = (f"{documents} document{'' if documents == 1 else 's'}{groups}, {len(fitted.candidates)} summaries "
+               f"from {len(fitted.systems)} systems; judge: {config.name} ({config.backend}); method version "
+               f"{method.number}; {describe_decision(judge.thresholds, method.reads_verdicts)}; scaffolds: {scaffolds}")
+    notes = []
+    if config.thresholds and not judge.thresholds:
+        calibrated = ", ".join(map(str, sorted(config.thresholds)))
+        notes.append(f"the thresholds of {config.name} were calibrated under method version {calibrated}; under "
+                     f"version {method.number} its verdicts count as "
+                     f"{'the judge finds likelier' if method.reads_verdicts else 'it writes them'}")
+    if extracting and (language := judge.language_note(fitted.documents.values())):
+        notes.append(language)
+    return Prepared(fitted, fit.issues, summary, notes)
 
 
 @dataclass
@@ -93,6 +129,14 @@ class Pipeline:
         self.dispatch.close()
         self.cache.close()
 
+    # ------------------------------------------------------------ before anything is sent
+
+    def prepare(self, loaded: LoadedInput, *, chunk_tokens: int | None = None, extraction: bool | None = None) -> Prepared:
+        """The input fitted to the judge's context (requests.fit_context: long documents in chunks, documents
+        that cannot fit left out, each said), its description, and the notes a user should read first.
+        `extraction`: whether this run extracts scaffolds (default: when its scaffold source is extraction)."""
+        extracting = self.source.kind == "extracted" if extraction is None else extraction
+        return prepared(self.judge, self.source.describe(), loaded, extracting, chunk_tokens)
 
     # ------------------------------------------------------------ stage 1: scaffolds
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -130,6 +130,21 @@ def usage_stats(records: Sequence[Record]) -> StageUsage:
 
 
 # ---------------------------------------------------------------- the run spec
+
+THRESHOLD_NAMES = {"entities": "attributes", "faithfulness": "sentences"}
+
+
+def describe_decision(thresholds: Mapping[str, float], reads_verdicts: bool = False) -> str:
+    """How verdicts are decided: the judge's word, or P(kept) against the thresholds calibrated per kind of
+    judgment (one for facts and questions alike is said once); a version that reads its verdicts without
+    thresholds keeps what the judge finds likelier."""
+    if not thresholds:
+        return "verdicts: P(kept) >= 0.5 (uncalibrated)" if reads_verdicts else "verdicts: the judge's word"
+    if set(thresholds) == {"facts", "questions"} and len(set(thresholds.values())) == 1:
+        return f"verdicts: P(kept) >= {thresholds['facts']:g} (calibrated)"
+    return "verdicts: P(kept) >= " + ", ".join(f"{THRESHOLD_NAMES.get(k, k)} {v:g}" for k, v in thresholds.items()) + \
+        " (calibrated)"
+
 
 RUN_FORMAT_VERSION = 2
 RUN_IDENTITY = ("input", "judge_fingerprint", "prompts", "schemas", "scaffold_source", "weighted_verdicts",

@@ -9,7 +9,7 @@ import typer
 
 from .. import runs
 from ..analysis.run_analysis import analyze_runs
-from ..comparison import fit_every_judge, judge_variants, run_judges
+from ..comparison import judge_variants, prepare_every_judge, run_judges
 from ..report.html import write_report
 from .options import (
     DEFAULT_STORE,
@@ -24,7 +24,7 @@ from .options import (
     kept_in_context,
     read_input,
 )
-from .output import command_app, console, err, rich_progress
+from .output import command_app, console, err, print_notes, rich_progress
 
 app = command_app()
 
@@ -51,7 +51,9 @@ def compare(
     """Score one input with several judges (or one judge with several seeds) and report how they agree."""
     loaded = read_input(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, None)
     configs = judge_variants(model, seeds, temperature)
-    loaded = kept_in_context(*fit_every_judge(configs, loaded, shared_scaffold, method_version), configs)
+    prepared = prepare_every_judge(configs, loaded, shared_scaffold, method_version)
+    loaded = kept_in_context(prepared, configs)
+    print_notes(prepared.notes)
     err.print(f"judges: {', '.join(c.name for c in configs)}; "
               f"{'one shared scaffold' if shared_scaffold else 'each judge its own scaffolds'}", highlight=False)
     run_dirs = run_judges(configs, loaded, store, shared_scaffold, method_version, rich_progress)

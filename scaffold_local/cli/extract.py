@@ -8,7 +8,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..requests import fit_context
 from ..scaffold import Scaffold
 from ..schemas import LABELS
 from ..views import ViewSpec
@@ -28,7 +27,7 @@ from .options import (
     make_pipeline,
     read_input,
 )
-from .output import command_app, console, err
+from .output import command_app, console, err, print_notes
 
 app = command_app()
 
@@ -52,8 +51,9 @@ def extract(
     """Extract and store scaffolds only (no judgments)."""
     loaded = read_input(input_path, document_field, summary_field, system_field, None, doc_id_field, split)
     pipeline = make_pipeline(model, store, batch_requests, method_version)
-    fit = fit_context(pipeline.judge, loaded)
-    loaded = kept_in_context(fit.loaded, fit.issues, [pipeline.config])
+    prepared = pipeline.prepare(loaded, extraction=True)
+    loaded = kept_in_context(prepared, [pipeline.config])
+    print_notes(prepared.notes)
     try:
         outcome = pipeline.document_scaffolds(loaded, loaded.documents)
         qualities = pipeline.check(outcome.scaffolds, loaded.documents) if check else []

@@ -12,9 +12,9 @@ from typing import Annotated
 import typer
 
 from ..config import DEFAULT_MODEL, ModelConfig
-from ..data import FieldMap, InputIssue, LoadedInput, load_input, missing_from_every_record, most_common_issue
+from ..data import FieldMap, LoadedInput, load_input, missing_from_every_record, most_common_issue
 from ..errors import UsageError
-from ..pipeline import Pipeline
+from ..pipeline import Pipeline, Prepared
 from ..records import ScaffoldSource
 from .output import err, fail, print_issues, rich_progress
 
@@ -87,11 +87,11 @@ def make_pipeline(model: str | None, store: Path, batch_requests: int | None, me
     return pipeline
 
 
-def kept_in_context(loaded: LoadedInput, issues: list[InputIssue], judges: Sequence[ModelConfig]) -> LoadedInput:
-    """The input without the documents that cannot fit the judges' context (`requests.fit_context`), said
-    before anything is sent."""
-    print_issues(issues)
-    if not loaded.candidates:
+def kept_in_context(prepared: Prepared, judges: Sequence[ModelConfig]) -> LoadedInput:
+    """The prepared input, its left-out records said on stderr; nothing that fits the judges' context ends
+    the command before anything is sent."""
+    print_issues(prepared.issues)
+    if prepared.nothing_fits:
         fail("no record fits the context of " + ", ".join(f"judge {c.name} (max_model_len {c.max_model_len:,})"
                                                           for c in judges), 2)
-    return loaded
+    return prepared.loaded

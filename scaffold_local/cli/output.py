@@ -4,7 +4,7 @@ progress bars, input issues, and the one way an error ends a command."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -56,6 +56,11 @@ def print_issues(issues: list[InputIssue], prefix: str = "") -> None:
                   f"folder's input_issues.jsonl){escape(most_common_issue(issues))}[/yellow]", highlight=False)
 
 
+def print_notes(notes: list[str]) -> None:
+    for note in notes:
+        err.print(f"[yellow]note: {escape(note)}[/yellow]", highlight=False)
+
+
 def print_breakdowns(run_dir: Path, ds_scale: int) -> None:
     """A run's word-budget table, where it was scored with a budget, and its coverage of each group and
     member document, where its input has groups."""
@@ -69,18 +74,3 @@ def print_breakdowns(run_dir: Path, ds_scale: int) -> None:
         console.print(budget_table(budget, ds_scale))
     if (coverage := member_coverage(run)) is not None:
         console.print(member_table(coverage))
-
-
-def decision(thresholds: Mapping[str, float], reads_verdicts: bool = False) -> str:
-    """How verdicts are decided: the judge's word, or P(kept) against the thresholds calibrated per kind of
-    judgment (one for facts and questions alike is said once); a version that reads its verdicts without
-    thresholds keeps what the judge finds likelier."""
-    if not thresholds:
-        return "verdicts: P(kept) >= 0.5 (uncalibrated)" if reads_verdicts else "verdicts: the judge's word"
-    if set(thresholds) == {"facts", "questions"} and len(set(thresholds.values())) == 1:
-        return f"verdicts: P(kept) >= {thresholds['facts']:g} (calibrated)"
-    return "verdicts: P(kept) >= " + ", ".join(f"{THRESHOLD_NAMES.get(k, k)} {v:g}" for k, v in thresholds.items()) + \
-        " (calibrated)"
-
-
-THRESHOLD_NAMES = {"entities": "attributes", "faithfulness": "sentences"}

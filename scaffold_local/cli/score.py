@@ -13,7 +13,6 @@ from ..judge_check import first_use
 from ..pipeline import Pipeline, RunOutcome
 from ..records import RETRYABLE_FAILURES
 from ..report import results
-from ..requests import fit_context
 from ..sources import source_from_options
 from ..store import check_run_name
 from .options import (
@@ -39,7 +38,7 @@ from .options import (
     make_pipeline,
     read_input,
 )
-from .output import command_app, console, decision, err, print_breakdowns
+from .output import command_app, console, err, print_breakdowns, print_notes
 
 app = command_app()
 
@@ -86,28 +85,14 @@ def score(
                         group_field)
     source = source_from_options(scaffolds_from, scaffold_file, default_label.value)
     pipeline = make_pipeline(model, store, batch_requests, method_version, source, verdict_confidence, weighted_verdicts)
-    fit = fit_context(pipeline.judge, loaded, extraction=pipeline.source.kind == "extracted", chunk_tokens=chunk_tokens)
-    loaded = kept_in_context(fit.loaded, fit.issues, [pipeline.config])
-    config = pipeline.config
-    if first_use(store, config):
-        err.print(f"first run with judge {escape(config.name)} in this store: how far its verdicts can be "
-                  f"trusted is a few minutes away: scaffold-local check-judge -m {escape(model or config.name)}",
+    prepared = pipeline.prepare(loaded, chunk_tokens=chunk_tokens)
+    loaded = kept_in_context(prepared, [pipeline.config])
+    if first_use(store, pipeline.config):
+        err.print(f"first run with judge {escape(pipeline.config.name)} in this store: how far its verdicts can be "
+                  f"trusted is a few minutes away: scaffold-local check-judge -m {escape(model or pipeline.config.name)}",
                   highlight=False)
-    groups = f" in {len(loaded.groups)} groups" if loaded.groups else ""
-    n_docs = len(loaded.documents)
-    err.print(f"{n_docs} document{'' if n_docs == 1 else 's'}{groups}, {len(loaded.candidates)} summaries from "
-              f"{len(loaded.systems)} systems; "
-              f"judge: {config.name} ({config.backend}); method version {pipeline.method.number}; "
-              f"{decision(pipeline.judge.thresholds, pipeline.method.reads_verdicts)}; "
-              f"scaffolds: {pipeline.source.describe()}", highlight=False)
-    if config.thresholds and not pipeline.judge.thresholds:
-        calibrated = ", ".join(map(str, sorted(config.thresholds)))
-        err.print(f"[yellow]note: the thresholds of {escape(config.name)} were calibrated under method version "
-                  f"{calibrated}; under version {pipeline.method.number} its verdicts count as "
-                  f"{'the judge finds likelier' if pipeline.method.reads_verdicts else 'it writes them'}[/yellow]",
-                  highlight=False)
-    if pipeline.source.kind == "extracted" and (note := pipeline.judge.language_note(loaded.documents.values())):
-        err.print(f"[yellow]note: {escape(note)}[/yellow]", highlight=False)
+    err.print(prepared.summary, highlight=False)
+    print_notes(prepared.notes)
     try:
         outcome = pipeline.score(loaded, run_name, word_budget=word_budget)
     finally:

@@ -11,9 +11,10 @@ from rich.markup import escape
 from .. import runs
 from ..errors import UsageError
 from ..quality import describe_run
+from ..records import describe_decision
 from ..report import evidence, results
 from .options import DsScaleOpt, check_ds_scale
-from .output import command_app, console, decision, print_breakdowns
+from .output import command_app, console, print_breakdowns
 
 app = command_app()
 
@@ -53,7 +54,7 @@ def show(
     console.print(results(run, ds_scale, explain_metrics))
     print_breakdowns(run_dir, ds_scale)
     console.print(f"judge: {spec.judge.get('name')} ({spec.judge.get('backend')}, {spec.judge.get('model')}); "
-                  f"method version {spec.method_version}; {decision(spec.decided_by(), spec.reads_verdicts)}; "
+                  f"method version {spec.method_version}; {describe_decision(spec.decided_by(), spec.reads_verdicts)}; "
                   f"scaffolds: {spec.scaffold_source.describe()}; "
                   f"summaries: {len(run.summaries)}; status: {spec.status}; created {spec.created_at}", highlight=False)
     console.print(escape(describe_run(run)), highlight=False)

@@ -30,7 +30,6 @@ from ..data import load_records
 from ..errors import MissingExtraError
 from ..metrics import SummaryScores
 from ..pipeline import Pipeline
-from ..requests import fit_context
 
 try:
     from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
@@ -62,7 +61,7 @@ class _JudgeThread:
     def _score(self, record: dict[str, Any]) -> _Scored:
         if self.pipeline is None:
             self.pipeline = Pipeline(ModelConfig.load(self.judge), self.store, method=self.method_version)
-        fitted = fit_context(self.pipeline.judge, load_records([record])).loaded
+        fitted = self.pipeline.prepare(load_records([record])).loaded
         if not fitted.candidates:
             return _Scored(None, None, False, "; ".join(str(i) for i in fitted.issues))
         outcome = self.pipeline.score(fitted)
