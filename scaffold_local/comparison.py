@@ -14,7 +14,7 @@ from .data import InputIssue, LoadedInput
 from .dispatch import ProgressFactory
 from .errors import UsageError
 from .method import method_version
-from .pipeline import Pipeline, Prepared, prepared
+from .pipeline import Pipeline, Prepared, prepare_for
 from .records import ScaffoldSource
 from .requests import Judge
 
@@ -87,7 +87,7 @@ def prepare_every_judge(configs: list[ModelConfig], loaded: LoadedInput, shared_
     for i, config in enumerate(configs):
         extracting = i == 0 or not shared_scaffold
         scaffolds = "extracted by this run's judge" if extracting else "the first judge's"
-        one = prepared(Judge(config, method_version(method)), scaffolds, loaded, extracting)
+        one = prepare_for(Judge(config, method_version(method)), scaffolds, loaded, extracting)
         loaded, issues = one.loaded, issues + one.issues
         summaries.append(one.summary)
         notes += [note for note in one.notes if note not in notes]

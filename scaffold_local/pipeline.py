@@ -60,7 +60,7 @@ class Prepared:
         return not self.loaded.candidates
 
 
-def prepared(judge: Judge, scaffolds: str, loaded: LoadedInput, extracting: bool,
+def prepare_for(judge: Judge, scaffolds: str, loaded: LoadedInput, extracting: bool,
              chunk_tokens: int | None = None) -> Prepared:
     """`Pipeline.prepare` for one judge (`scaffolds`: where the run's scaffolds come from, in words)."""
     fit = fit_context(judge, loaded, extraction=extracting, chunk_tokens=chunk_tokens)
@@ -136,7 +136,7 @@ class Pipeline:
         that cannot fit left out, each said), its description, and the notes a user should read first.
         `extraction`: whether this run extracts scaffolds (default: when its scaffold source is extraction)."""
         extracting = self.source.kind == "extracted" if extraction is None else extraction
-        return prepared(self.judge, self.source.describe(), loaded, extracting, chunk_tokens)
+        return prepare_for(self.judge, self.source.describe(), loaded, extracting, chunk_tokens)
 
     # ------------------------------------------------------------ stage 1: scaffolds
 
