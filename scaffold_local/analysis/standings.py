@@ -46,9 +46,11 @@ class Standings:
         return {system: [m for m, leaders in self.best.items() if system in leaders] for system in self.order}
 
     def where_best(self) -> str:
-        """One sentence: which system is best on what (ties marked), systems best on nothing left out."""
+        """One sentence: which system is best on what (ties marked; the direct score by its mean, not per
+        axis), systems best on nothing left out."""
         parts = []
         for system, metrics in self.best_on().items():
+            metrics = [m for m in metrics if not m.startswith("ds_")]
             if metrics:
                 names = [METRICS[m] + (" (tie)" if len(self.best[m]) > 1 else "") for m in metrics]
                 parts.append(f"{system} on {', '.join(names)}")
