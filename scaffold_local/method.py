@@ -29,7 +29,10 @@ only on demand (`show --explain`), never read by a metric. Version 8 is version 
 key questions asked as version 5 asks them (its instructions, worked examples and answer under the item's
 id), read at the same answer position: version 5's knowledge of a fact that a summary states wrongly
 (its worked examples say why a changed number is not kept) at version 7's cost; entity attributes,
-sentence checks and the direct score are read as in version 7.
+sentence checks and the direct score are read as in version 7. Version 9 is version 6 (its judgment
+requests are version 5's, so version 5's calibration holds) with the direct score asked without example
+grades: version 2's prompt, which versions 2-6 use, shows `{"faithfulness": 9, "completeness": 7, ...}`,
+and a small judge wrote exactly those grades for 7 of the demo's 15 summaries.
 Older versions stay selectable so that their scores can be reproduced. Metric definitions are not
 versioned: they follow the README's "What the metrics mean".
 """
@@ -82,6 +85,9 @@ class MethodVersion:
     judges_like: int | None = None  # the version whose judgment requests it sends (its calibration holds)
     # Verdicts read from the judge's next-token distribution at the answer position, nothing generated.
     reads_verdicts: bool = False
+    # Tasks whose template is an earlier version's (task, version): a version built on an older one than the
+    # newest keeps that one's prompts where it changes nothing.
+    prompt_pins: tuple[tuple[str, int], ...] = ()
 
     def describe(self) -> dict[str, Any]:
         """As run specs store it; the paper's views are left out, so runs made before versions named
@@ -89,7 +95,7 @@ class MethodVersion:
         described = asdict(self)
         if self.views == PAPER_VIEWS:
             del described["views"]
-        for added in ("in_document_language", "judges_like", "reads_verdicts"):  # fields added with versions 6 and 7
+        for added in ("in_document_language", "judges_like", "reads_verdicts", "prompt_pins"):  # added with 6, 7, 9
             if not described[added]:
                 del described[added]
         return described
@@ -132,6 +138,10 @@ METHOD_VERSIONS = {
                      one_item_per_request=True, in_document_language=True, reads_verdicts=True),
     8: MethodVersion(8, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
                      one_item_per_request=True, in_document_language=True, reads_verdicts=True),
+    9: MethodVersion(9, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
+                     one_item_per_request=True, in_document_language=True, judges_like=5,
+                     prompt_pins=(("align_facts", 5), ("align_questions", 5), ("align_entities", 5),
+                                  ("check_faithfulness", 5))),
 }
 DEFAULT_METHOD_VERSION = 2
 

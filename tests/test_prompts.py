@@ -181,16 +181,24 @@ def test_rendered_prompt_snapshot_v8():
     assert_snapshot("rendered_prompts.v8.txt", _render_all(8))
 
 
-@pytest.mark.parametrize("version", [v for v, m in METHOD_VERSIONS.items() if m.reads_verdicts])
-def test_the_direct_score_read_shows_no_grade_a_judge_could_copy(version):
-    """Version 2's prompt shows example grades (9, 7, 9, 10), which a small judge copies; a version that reads
-    the grades shows none: its prompt names no grade of 1-10 in an example answer."""
+def test_rendered_prompt_snapshot_v9():
+    """Version 6's requests but for the direct score, whose prompt shows no example grades."""
+    assert_snapshot("rendered_prompts.v9.txt", _render_all(9))
+    v6 = _render_all(6).split("=====")
+    v9 = _render_all(9).split("=====")
+    assert [b for b in v9 if "direct_score" not in b] == [b for b in v6 if "direct_score" not in b]
+
+
+@pytest.mark.parametrize("version", [v for v in METHOD_VERSIONS if v >= 7])
+def test_the_direct_score_shows_no_grade_a_judge_could_copy(version):
+    """Version 2's prompt (versions 2-6) shows example grades (9, 7, 9, 10), which a small judge copies;
+    from version 7 on none does: its prompt names no grade of 1-10 in an example answer."""
     document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
     candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant. It hired 200 people.")
     asked = [p.request for p in _judge(version).plan(SCAFFOLD, document, candidate, task="direct_score")]
-    assert asked and all(r.sampling.max_tokens == 0 for r in asked)
+    assert asked and all(r.sampling.max_tokens == 0 for r in asked) == METHOD_VERSIONS[version].reads_verdicts
     for request in asked:
-        prompt = "\n".join(m.content for m in request.messages[:-1])
+        prompt = "\n".join(m.content for m in request.messages if m.role != "assistant")
         assert not re.search(r'"(faithfulness|completeness|understandability|hallucination)": \d', prompt)
     written = "\n".join(m.content for m in _judge(2).plan(SCAFFOLD, document, candidate, task="direct_score")[0].request.messages)
     assert re.search(r'"faithfulness": 9', written)  # the check can fail: version 2 shows one

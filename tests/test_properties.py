@@ -22,7 +22,7 @@ from scaffold_local.data import Document, InputError, load_input
 from scaffold_local.method import METHOD_VERSIONS
 from scaffold_local.method import PAPER_VIEWS as VIEWS
 from scaffold_local.metrics import DIRECT_SCORE_AXES, METRICS, Judgments, score_summary
-from scaffold_local.records import FAILURE_CATEGORIES, Message, Record, RunSpec, ScaffoldSource
+from scaffold_local.records import FAILURE_CATEGORIES, Message, Record, RunSpec, RunUsage, ScaffoldSource, StageUsage
 from scaffold_local.scaffold import Scaffold
 from scaffold_local.schemas import LABELS, OutputError, ScaffoldNote, SchemaLimits, json_schema, parse_output
 from scaffold_local.user_scaffolds import read_scaffold_file
@@ -192,6 +192,13 @@ ATTRIBUTES = st.builds(Attribute, id=TEXT, text=TEXT, label=LABEL)
 SCAFFOLD_SOURCES = st.builds(ScaffoldSource, kind=st.sampled_from(get_args(ScaffoldSource.model_fields["kind"].annotation)),
                              reference=optional(TEXT), fingerprint=optional(TEXT), default_label=optional(TEXT))
 
+COUNT = st.integers(0, 10**6)
+COUNTS = st.dictionaries(TEXT, COUNT, max_size=3)
+STAGE_USAGE = st.builds(
+    StageUsage, requests=COUNT, prompt_tokens=COUNT, completion_tokens=COUNT, cached_prompt_tokens=optional(COUNT),
+    prefix_cache_hit_rate=optional(st.floats(0, 1)), finish_reasons=COUNTS, validation_failures=COUNT,
+    partly_valid=COUNT, items_failed_alone=COUNT, failures=COUNTS, truncation_retries=COUNT, retries=COUNTS)
+
 # One strategy per stored pydantic model (schemas.py, records.py, scaffold.py, the views; a new model there fails the test
 # below until it has one).
 ROUND_TRIP: dict[type[BaseModel], st.SearchStrategy] = {
@@ -234,6 +241,8 @@ ROUND_TRIP: dict[type[BaseModel], st.SearchStrategy] = {
         counts=st.dictionaries(TEXT, st.integers(0, 10**6), max_size=2),
         versions=st.dictionaries(TEXT, optional(TEXT), max_size=2), platform=JSON_OBJECT,
     ),
+    StageUsage: STAGE_USAGE,
+    RunUsage: st.builds(RunUsage, extraction=STAGE_USAGE, judgments=STAGE_USAGE, engine_seconds=optional(FINITE)),
 }
 
 

@@ -53,7 +53,8 @@ class Judge:
         self.config = config
         self.method = method or method_version(config.method_version)  # the config's own, else the default
         self.views = views_of(self.method)  # the scaffold views this method version uses
-        self.prompts = prompts or load_prompts(version=self.method.number, tasks=tasks_of(self.method))
+        self.prompts = prompts or load_prompts(version=self.method.number, tasks=tasks_of(self.method),
+                                               pins=dict(self.method.prompt_pins))
         self.fingerprint = config.fingerprint()
         # A config's thresholds hold for the method version they were calibrated under only (or one that sends
         # that version's judgment requests).
