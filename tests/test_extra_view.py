@@ -21,6 +21,7 @@ from scaffold_local import ModelConfig, runs
 from scaffold_local.cli import app
 from scaffold_local.data import Document
 from scaffold_local.method import METHOD_VERSIONS, PAPER_VIEWS, MethodVersion
+from scaffold_local.prompts import load_prompts
 from scaffold_local.requests import Judge
 from scaffold_local.schemas import Label, SchemaLimits, statement, strict_model
 from scaffold_local.store import ScaffoldStore
@@ -33,6 +34,7 @@ from scaffold_local.views import (
     ViewSpec,
     ViewVerdicts,
     register,
+    tasks_of,
     unregister,
 )
 from scaffold_local.views.assembly import unique
@@ -101,9 +103,13 @@ NUMBERS = ViewSpec(
     reading=ReadingRules("stated", lambda numbers: [{"id": n.id, "value": n.value, "claim": n.claim} for n in numbers],
                          lambda item, sentences: 0.9 if re.search(rf"\b{item['value']}\b", " ".join(sentences)) else 0.1),
 )
-# The newest method version with the numbers view after the paper's three, as the next version.
+# The newest method version that reads its verdicts (the view's newest templates are readings), with the numbers
+# view after the paper's three, as the next version; it keeps the base version's own prompts for every other task.
 NEWEST = max(METHOD_VERSIONS)
-WITH_NUMBERS = dataclasses.replace(METHOD_VERSIONS[NEWEST], number=NEWEST + 1, views=(*PAPER_VIEWS, "numbers"))
+BASE = METHOD_VERSIONS[max(v for v, m in METHOD_VERSIONS.items() if m.reads_verdicts)]
+BASE_PROMPTS = load_prompts(version=BASE.number, tasks=tasks_of(BASE), pins=dict(BASE.prompt_pins))
+WITH_NUMBERS = dataclasses.replace(BASE, number=NEWEST + 1, views=(*PAPER_VIEWS, "numbers"),
+                                   prompt_pins=tuple((task, t.version) for task, t in BASE_PROMPTS.items()))
 
 
 def scaffold_keys(config: ModelConfig) -> dict[int, str]:

@@ -155,11 +155,12 @@ def test_the_benchmark_script_end_to_end_on_a_loopback_server(tmp_path, monkeypa
     (data / "frank").mkdir()
     realsumm = [{"doc_id": d, "document": "Alpha opened a plant. It has 200 workers.", "keyfacts": ["Alpha opened a plant"],
                  "summaries": [{"system": f"s{k}", "summary": "Alpha opened a plant." + " It has 200 workers." * (k % 2),
-                                "human": {"litepyramid_recall": k / 3}} for k in range(3)]}
+                                "human": {"litepyramid_recall": k / 3, "scu_presence": [1]}} for k in range(3)]}
                 for d in _test_half_ids(3)]
     frank = [{"doc_id": d, "document": "Alpha opened a plant.",
-              "summaries": [{"system": "s", "summary": "Alpha opened a plant.",
-                             "human": {"frank_summary_scores": {"Factuality": 1.0}}}]} for d in _test_half_ids(1)]
+              "summaries": [{"system": "s", "summary": "Alpha opened a plant.", "sentences": ["Alpha opened a plant."],
+                             "human": {"frank_summary_scores": {"Factuality": 1.0}, "sentence_error_majority": [0]}}]}
+             for d in _test_half_ids(1)]
     for path, docs in ((data / "realsumm" / "realsumm.jsonl", realsumm), (data / "frank" / "frank_sentence_level.jsonl", frank)):
         path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
     server, url = serve(Handler)
@@ -218,7 +219,8 @@ def test_the_in_process_row_alone_starts_no_server(tmp_path, monkeypatch):
     data = tmp_path / "data"
     (data / "realsumm").mkdir(parents=True)
     docs = [{"doc_id": d, "document": "Alpha opened a plant. It has 200 workers.", "keyfacts": ["Alpha opened a plant"],
-             "summaries": [{"system": "s0", "summary": "Alpha opened a plant.", "human": {"litepyramid_recall": 1.0}}]}
+             "summaries": [{"system": "s0", "summary": "Alpha opened a plant.",
+                            "human": {"litepyramid_recall": 1.0, "scu_presence": [1]}}]}
             for d in _test_half_ids(1)]
     (data / "realsumm" / "realsumm.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
     monkeypatch.setattr(peers, "JudgeServer", None)  # starting one would fail the test
