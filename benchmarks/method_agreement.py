@@ -10,7 +10,7 @@ its balanced accuracy (each version at its own calibrated threshold, on the huma
 and its AUROC of P(kept) (against the majority of all annotators) are each at least version 5's minus
 0.02 (the point estimates), and its built-in judge check is at least 0.88.
 
-The documents: REALSumm's test half (the fixed split of metaeval/data.py) without every document an
+The documents: REALSumm's test half (the fixed split of metaeval/human_labels.py) without every document an
 earlier measurement drew: `benchmarks/judges.py` (12, seed 0), the peers benchmark (5, seed 0), the
 throughput benchmark (2 and 1 of all, seed 0) and the first CPU-judge trial (3 of all, seed 1). Each
 version's judgments go through one store, so an interrupted run resumes and a rerun only reads. Slow
@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from scaffold_local.config import DEFAULT_MODEL, ModelConfig
+from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
 from scaffold_local.metaeval.agreement import grouped_bootstrap
-from scaffold_local.metaeval.data import load
+from scaffold_local.metaeval.human_labels import load
 from scaffold_local.metaeval.realsumm import AlignmentItems, alignment_items
-from scaffold_local.pipeline import Pipeline
+from scaffold_local.runs.pipeline import Pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 MARGIN = 0.02

@@ -14,12 +14,13 @@ list of dicts and returns pandas tables (evaluation.py).
 from typing import Any
 
 from . import runs
-from .config import ModelConfig
-from .data import FieldMap, LoadedInput, load_input, load_records
+from .data.inputs import FieldMap, LoadedInput
+from .data.loading import load_input, load_records
 from .errors import ScaffoldLocalError
-from .metrics import SummaryScores, SystemScores, score_summary, system_means
-from .pipeline import Pipeline, RunOutcome
-from .scaffold import Scaffold
+from .judging.config import ModelConfig
+from .method.metrics import SummaryScores, SystemScores, score_summary, system_means
+from .method.scaffold import Scaffold
+from .runs.pipeline import Pipeline, RunOutcome
 
 __version__ = "0.1.0"
 __all__ = ["Evaluation", "FieldMap", "LoadedInput", "ModelConfig", "Pipeline", "RunOutcome", "Scaffold",

@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 from .analysis.budget import OVER, WITHIN, check_budget, of_run
 from .analysis.paired import compare
 from .analysis.scores import ScoreTable
-from .config import ModelConfig
-from .data import FieldMap, InputIssue, LoadedInput, load_records, most_common_issue
-from .dispatch import no_progress
+from .data.inputs import FieldMap, InputIssue, LoadedInput, most_common_issue
+from .data.loading import load_records
 from .errors import InputError, UsageError
-from .metrics import METRICS
-from .pipeline import Pipeline, RunOutcome
+from .judging.config import ModelConfig
+from .judging.dispatch import no_progress
+from .method.metrics import METRICS
+from .runs.pipeline import Pipeline, RunOutcome
 
 if TYPE_CHECKING:
     import pandas as pd

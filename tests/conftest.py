@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scaffold_local.config import ModelConfig
+from scaffold_local.judging.config import ModelConfig
 
 from .helpers import RESPONDER_CONFIG, SUMMARIES, write_jsonl
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from scaffold_local.backends.base import Request, Result
 from scaffold_local.backends.responder import ResponderBackend
-from scaffold_local.config import ModelConfig
+from scaffold_local.judging.config import ModelConfig
 
 from .helpers import RESPONDER_CONFIG
 

@@ -100,7 +100,7 @@ class VllmServer:
         import subprocess
 
         from scaffold_local.backends.vllm import server_command
-        from scaffold_local.config import ModelConfig
+        from scaffold_local.judging.config import ModelConfig
 
         self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"

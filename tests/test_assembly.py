@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 
 from scaffold_local.backends.responder import ResponderBackend
-from scaffold_local.data import load_input
-from scaffold_local.metrics import Judgments, score_summary
-from scaffold_local.pipeline import Pipeline
-from scaffold_local.scaffold import Scaffold
-from scaffold_local.store import ScaffoldStore
-from scaffold_local.views import ViewVerdicts
-from scaffold_local.views.entities import assemble_entities
-from scaffold_local.views.facts import assemble_facts
-from scaffold_local.views.questions import assemble_questions
+from scaffold_local.data.loading import load_input
+from scaffold_local.data.store import ScaffoldStore
+from scaffold_local.method.metrics import Judgments, score_summary
+from scaffold_local.method.scaffold import Scaffold
+from scaffold_local.method.views import ViewVerdicts
+from scaffold_local.method.views.entities import assemble_entities
+from scaffold_local.method.views.facts import assemble_facts
+from scaffold_local.method.views.questions import assemble_questions
+from scaffold_local.runs.pipeline import Pipeline
 
 from .test_pipeline import EXPECTED, CountingFactory
 

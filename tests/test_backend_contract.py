@@ -10,13 +10,13 @@ import jsonschema
 import pytest
 
 from scaffold_local.backends import BackendError, Message, Sampling, create_backend
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import Candidate, Document
-from scaffold_local.requests import Judge
-from scaffold_local.scaffold import Scaffold
-from scaffold_local.text import sha256_text
-from scaffold_local.views.facts import Fact
-from scaffold_local.views.questions import KeyQuestion
+from scaffold_local.data.inputs import Candidate, Document
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.judging.judge import Judge
+from scaffold_local.method.scaffold import Scaffold
+from scaffold_local.method.text import sha256_text
+from scaffold_local.method.views.facts import Fact
+from scaffold_local.method.views.questions import KeyQuestion
 
 from .helpers import FACTORY, RESPONDER_CONFIG, hosted_config_file
 
@@ -103,8 +103,8 @@ def test_switching_backend_is_config_only_and_metric_code_is_shared():
     """Every engine sits behind the same protocol; the pipeline and metrics never branch on it."""
     import inspect
 
-    import scaffold_local.metrics as metrics
-    import scaffold_local.pipeline as pipeline
+    import scaffold_local.method.metrics as metrics
+    import scaffold_local.runs.pipeline as pipeline
 
     for module in (metrics, pipeline):
         source = inspect.getsource(module)
@@ -117,7 +117,7 @@ def test_token_alternatives_give_a_confidence_for_every_verdict(backend):
     """Engines that report token log-probabilities (all here) give, where each fact's verdict is
     decided (v2: the evidence list's first character), P(kept) on the side greedy decoding took;
     the text pieces add up to the output."""
-    from scaffold_local.requests import verdict_confidence
+    from scaffold_local.judging.confidence import verdict_confidence
 
     config, instance = backend
     facts = next(r for r in _requests(config) if r.id.endswith("/facts"))
@@ -138,7 +138,7 @@ def test_a_reading_generates_nothing_and_returns_the_distribution_where_the_answ
     8: inside the answer under the item's id): the engine returns the likeliest next tokens there and generates
     nothing. A greedy one-token generation of the same continued answer writes the reading's likeliest token
     (the same distribution, sampled)."""
-    from scaffold_local.method import method_version
+    from scaffold_local.method.versions import method_version
 
     config, instance = backend
     judge = Judge(config, method_version(version))

@@ -16,11 +16,11 @@ from scaffold_local.backends import Message, Request, Sampling
 from scaffold_local.backends.base import Result, Usage
 from scaffold_local.backends.openai import OpenAIBackend
 from scaffold_local.backends.responder import ResponderBackend
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import load_input
-from scaffold_local.metrics import system_means
-from scaffold_local.pipeline import Pipeline
+from scaffold_local.data.loading import load_input
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.method.metrics import system_means
 from scaffold_local.records import RETRYABLE_FAILURES
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import FACTORY, LIBRARY, hosted_config_file, minimal_instance, send_reply, serve, write_jsonl
 
@@ -275,7 +275,7 @@ def test_an_output_bad_as_a_whole_is_kept_raw_and_never_counted(responder_config
 def test_an_output_stored_before_items_were_read_alone_is_read_again(responder_config, tmp_path):
     """A store written before issue 18 holds the output whole-rejected: the next run reads its text
     again, item by item, without calling the engine."""
-    from scaffold_local.store import JudgmentCache
+    from scaffold_local.data.store import JudgmentCache
 
     script = {"f/bad/facts": edit(_cite([1, 1]))}
     _, records, _, _ = _score(responder_config, tmp_path / "first", script)

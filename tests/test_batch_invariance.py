@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from scaffold_local.config import DEFAULT_MODEL, ModelConfig
-from scaffold_local.data import load_input
-from scaffold_local.pipeline import Pipeline
+from scaffold_local.data.loading import load_input
+from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
 from scaffold_local.records import ScaffoldSource
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import TESTS, write_jsonl
 
@@ -72,11 +72,11 @@ def test_the_engine_reports_each_reading_as_it_finishes(tmp_path):
     """What a kill keeps: llama.cpp hands each reading over as it finishes, before its call returns (the
     dispatcher stores it then), the same result the call returns."""
     from scaffold_local.backends import create_backend
-    from scaffold_local.data import Candidate, Document
-    from scaffold_local.method import method_version
-    from scaffold_local.requests import Judge
-    from scaffold_local.scaffold import Scaffold
-    from scaffold_local.views.facts import Fact
+    from scaffold_local.data.inputs import Candidate, Document
+    from scaffold_local.judging.judge import Judge
+    from scaffold_local.method.scaffold import Scaffold
+    from scaffold_local.method.versions import method_version
+    from scaffold_local.method.views.facts import Fact
 
     config = ModelConfig.load("smollm2-135m-llama-cpp")
     judge = Judge(config, method_version(7))

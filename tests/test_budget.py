@@ -15,7 +15,7 @@ from scaffold_local.analysis.budget import OVER, WITHIN, budget_compliance
 from scaffold_local.analysis.scores import ScoreTable
 from scaffold_local.cli import app
 from scaffold_local.errors import UsageError
-from scaffold_local.text import count_words
+from scaffold_local.method.text import count_words
 
 from .helpers import RESPONDER_CONFIG, SUMMARIES
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from scaffold_local.cli import app
-from scaffold_local.method import METHOD_VERSIONS
+from scaffold_local.method.versions import METHOD_VERSIONS
 
 from .helpers import RESPONDER_CONFIG
 
@@ -84,7 +84,7 @@ def test_models_lists_the_embedded_default():
 
 def test_import_and_help_do_not_load_engines():
     code = (
-        "import sys, scaffold_local, scaffold_local.cli, scaffold_local.pipeline;"
+        "import sys, scaffold_local, scaffold_local.cli, scaffold_local.runs.pipeline;"
         "heavy = [m for m in ('torch', 'transformers', 'outlines', 'vllm', 'httpx', 'openai') if m in sys.modules];"
         "print(heavy)"
     )

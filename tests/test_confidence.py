@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 
 from scaffold_local.backends.base import TokenAlternatives
 from scaffold_local.cli import app
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import load_input
-from scaffold_local.method import method_version
-from scaffold_local.pipeline import Pipeline
-from scaffold_local.requests import verdict_confidence
+from scaffold_local.data.loading import load_input
+from scaffold_local.judging.confidence import verdict_confidence
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.method.versions import method_version
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import RESPONDER_CONFIG
 

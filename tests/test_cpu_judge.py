@@ -10,9 +10,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from scaffold_local.backends.embedded import EMBEDDED_MODELS, locate_gguf
 from scaffold_local.cli import app
-from scaffold_local.config import DEFAULT_MODEL, ModelConfig
-from scaffold_local.embedded import EMBEDDED_MODELS, locate_gguf
+from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
 
 pytestmark = pytest.mark.real_model
 

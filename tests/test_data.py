@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scaffold_local.data import FieldMap, InputError, load_input
+from scaffold_local.data.inputs import FieldMap, InputError
+from scaffold_local.data.loading import load_input
 
 from .helpers import FACTORY, LIBRARY, write_jsonl
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from scaffold_local import embedded
+from scaffold_local.backends import embedded
+from scaffold_local.backends.embedded import EMBEDDED_MODELS, EmbeddedModel, EmbeddedModelError, locate_gguf
 from scaffold_local.backends.weights import resolve_model_path
-from scaffold_local.embedded import EMBEDDED_MODELS, EmbeddedModel, EmbeddedModelError, locate_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
 

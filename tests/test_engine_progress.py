@@ -8,8 +8,8 @@ import contextlib
 from scaffold_local.backends.base import Result
 from scaffold_local.backends.responder import ResponderBackend
 from scaffold_local.backends.transformers import REPETITION_TIMES, close_after_last_item, repetition
-from scaffold_local.data import load_input
-from scaffold_local.pipeline import Pipeline
+from scaffold_local.data.loading import load_input
+from scaffold_local.runs.pipeline import Pipeline
 
 
 def test_a_block_repeated_at_the_end_of_an_output_is_a_loop():

@@ -18,27 +18,27 @@ from pydantic import BaseModel, ConfigDict, Field
 from typer.testing import CliRunner
 
 from scaffold_local import ModelConfig, runs
+from scaffold_local.backends.responder_rules import ResponderRules, register_rules, unregister_rules
 from scaffold_local.cli import app
-from scaffold_local.data import Document
-from scaffold_local.method import METHOD_VERSIONS, PAPER_VIEWS, MethodVersion
-from scaffold_local.prompts import load_prompts
-from scaffold_local.requests import Judge
-from scaffold_local.schemas import Label, SchemaLimits, statement, strict_model
-from scaffold_local.store import ScaffoldStore
-from scaffold_local.text import split_sentences
-from scaffold_local.views import (
+from scaffold_local.data.inputs import Document
+from scaffold_local.data.store import ScaffoldStore
+from scaffold_local.judging.judge import Judge
+from scaffold_local.judging.prompts import load_prompts
+from scaffold_local.method.schemas import Label, SchemaLimits, statement, strict_model
+from scaffold_local.method.text import split_sentences
+from scaffold_local.method.versions import METHOD_VERSIONS, PAPER_VIEWS, MethodVersion
+from scaffold_local.method.views import (
     METRICS,
     JudgedItem,
     ReadingRules,
-    ResponderRules,
     ViewSpec,
     ViewVerdicts,
     register,
     tasks_of,
     unregister,
 )
-from scaffold_local.views.assembly import unique
-from scaffold_local.views.scoring import Scores, verdicts_of
+from scaffold_local.method.views.assembly import unique
+from scaffold_local.method.views.scoring import Scores, verdicts_of
 
 from .helpers import FACTORY, RESPONDER_CONFIG
 
@@ -97,12 +97,14 @@ NUMBERS = ViewSpec(
     read=lambda parsed: ViewVerdicts(kept={i: v["stated"] for i, v in parsed.items()}),
     metrics={"nps": "NPS"},
     score=score,
-    respond=ResponderRules(respond_extract, respond_align),
     templates=Path(__file__).parent / "data" / "numbers_view",
     # Method versions that read their verdicts ask about one number at a time (align_numbers.v7.jinja).
-    reading=ReadingRules("stated", lambda numbers: [{"id": n.id, "value": n.value, "claim": n.claim} for n in numbers],
-                         lambda item, sentences: 0.9 if re.search(rf"\b{item['value']}\b", " ".join(sentences)) else 0.1),
+    reading=ReadingRules("stated", lambda numbers: [{"id": n.id, "value": n.value, "claim": n.claim} for n in numbers]),
 )
+# How the test double answers the view's requests (and reads its verdicts), computed from each request.
+NUMBERS_RESPONDER = ResponderRules(
+    respond_extract, respond_align,
+    p_true=lambda item, sentences: 0.9 if re.search(rf"\b{item['value']}\b", " ".join(sentences)) else 0.1)
 # The newest method version that reads its verdicts (the view's newest templates are readings), with the numbers
 # view after the paper's three, as the next version; it keeps the base version's own prompts for every other task.
 NEWEST = max(METHOD_VERSIONS)
@@ -120,9 +122,11 @@ def scaffold_keys(config: ModelConfig) -> dict[int, str]:
 @pytest.fixture
 def numbers_view(monkeypatch):
     register(NUMBERS)
+    register_rules("numbers", NUMBERS_RESPONDER)
     monkeypatch.setitem(METHOD_VERSIONS, NEWEST + 1, WITH_NUMBERS)
     yield NUMBERS
     unregister("numbers")
+    unregister_rules("numbers")
 
 
 def test_registering_a_view_changes_no_version_that_does_not_name_it():

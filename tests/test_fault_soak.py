@@ -23,11 +23,11 @@ import pytest
 from scaffold_local.backends import Message, Request, Sampling
 from scaffold_local.backends import openai as openai_backend
 from scaffold_local.backends.openai import OpenAIBackend, retry_after_seconds
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import load_input
-from scaffold_local.pipeline import Pipeline
+from scaffold_local.data.loading import load_input
+from scaffold_local.data.store import JudgmentCache
+from scaffold_local.judging.config import ModelConfig
 from scaffold_local.records import RETRYABLE_FAILURES, Record
-from scaffold_local.store import JudgmentCache
+from scaffold_local.runs.pipeline import Pipeline
 
 from .fault_server import FaultServer, RecordingResponder, ResponderAnswers
 from .helpers import hosted_config_file, write_jsonl

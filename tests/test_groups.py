@@ -12,12 +12,14 @@ from typer.testing import CliRunner
 from scaffold_local import evaluate, runs
 from scaffold_local.analysis.groups import grouped_vs_individual
 from scaffold_local.cli import app
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import FieldMap, load_input, load_records
-from scaffold_local.groups import union_scaffold
-from scaffold_local.pipeline import Pipeline
-from scaffold_local.requests import Judge, fit_context
-from scaffold_local.scaffold import Scaffold
+from scaffold_local.data.inputs import FieldMap
+from scaffold_local.data.loading import load_input, load_records
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.judging.context_fit import fit_context
+from scaffold_local.judging.judge import Judge
+from scaffold_local.method.document_groups import union_scaffold
+from scaffold_local.method.scaffold import Scaffold
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import FACTORY, LIBRARY, RESPONDER_CONFIG, write_jsonl
 from .test_hostile_input import LONG

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import load_input
-from scaffold_local.pipeline import Pipeline
-from scaffold_local.store import JudgmentCache
+from scaffold_local.data.loading import load_input
+from scaffold_local.data.store import JudgmentCache
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import EXAMPLE_SUMMARIES, EXAMPLES, VllmServer, hosted_config_file
 

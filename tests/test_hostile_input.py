@@ -19,13 +19,15 @@ from scaffold_local import cli
 from scaffold_local.backends.responder import ResponderBackend, ResponderTokens
 from scaffold_local.backends.tokens import EstimatedTokens, TokenizerTokens
 from scaffold_local.cli import app
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import InputError, load_input
-from scaffold_local.pipeline import Pipeline
-from scaffold_local.requests import Judge, fit_context, token_counter
-from scaffold_local.scaffold import Scaffold
-from scaffold_local.views.facts import Fact
-from scaffold_local.views.questions import KeyQuestion
+from scaffold_local.data.inputs import InputError
+from scaffold_local.data.loading import load_input
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.judging.context_fit import fit_context, token_counter
+from scaffold_local.judging.judge import Judge
+from scaffold_local.method.scaffold import Scaffold
+from scaffold_local.method.views.facts import Fact
+from scaffold_local.method.views.questions import KeyQuestion
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import FACTORY, LIBRARY, RESPONDER_CONFIG, write_jsonl
 
@@ -208,7 +210,7 @@ def test_counting_needs_no_tokenizer_when_a_prompt_surely_fits():
     config = ModelConfig(name="t", backend="transformers", model="/nonexistent/model/folder")
     judge = Judge(config)
     loaded_docs = [FACTORY, LIBRARY]
-    from scaffold_local.data import Candidate, Document, LoadedInput
+    from scaffold_local.data.inputs import Candidate, Document, LoadedInput
 
     loaded = LoadedInput(source="x", fingerprint="x")
     for i, text in enumerate(loaded_docs):

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from scaffold_local.data.store.scaffolds import StoredScaffold
 from scaffold_local.records import Record
-from scaffold_local.store.scaffolds import StoredScaffold
 
 from .helpers import RESPONDER_CONFIG, write_jsonl
 
@@ -237,7 +237,7 @@ def test_a_malformed_kill_point_is_ignored(kill_at, tmp_path, small_input):
 
 def test_csv_text_of_a_table_is_whole(tmp_path):
     """Tables go through the same whole-or-nothing write as every other file (write_csv)."""
-    from scaffold_local.store.tables import write_csv
+    from scaffold_local.data.store.score_tables import write_csv
 
     write_csv(tmp_path / "t.csv", [{"a": 1, "b": "x\ny"}, {"a": 2, "b": 'q"'}])
     rows = list(csv.DictReader(io.StringIO((tmp_path / "t.csv").read_bytes().decode())))

@@ -12,13 +12,13 @@ from typer.testing import CliRunner
 
 from scaffold_local import runs
 from scaffold_local.cli import app
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import Document
-from scaffold_local.language import detect
-from scaffold_local.method import method_version
-from scaffold_local.metrics import rouge_l
-from scaffold_local.requests import Judge
-from scaffold_local.text import sha256_text, split_sentences
+from scaffold_local.data.inputs import Document
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.judging.judge import Judge
+from scaffold_local.method.language import detect
+from scaffold_local.method.metrics import rouge_l
+from scaffold_local.method.text import sha256_text, split_sentences
+from scaffold_local.method.versions import method_version
 
 from .helpers import RESPONDER_CONFIG, write_jsonl
 

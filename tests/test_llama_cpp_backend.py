@@ -9,26 +9,33 @@ import sys
 import jsonschema
 import pytest
 
-from scaffold_local.backends.llama_cpp import KEPT, _common_prefix, _prefix_parents, _waves, bounded_integers, json_grammar
-from scaffold_local.config import ModelConfig
-from scaffold_local.method import method_version
-from scaffold_local.schemas import SchemaLimits, json_schema
-from scaffold_local.views.facts import fact_alignment_model
+from scaffold_local.backends.llama_cpp_decoding import (
+    KEPT,
+    bounded_integers,
+    common_prefix,
+    json_grammar,
+    prefix_parents,
+    waves,
+)
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.method.schemas import SchemaLimits, json_schema
+from scaffold_local.method.versions import method_version
+from scaffold_local.method.views.facts import fact_alignment_model
 
 
 def test_each_prompt_copies_the_longest_prefix_it_shares_and_keeps_one_token_of_its_own():
     system, summary_a, summary_b = [1, 2, 3], [10, 11], [20, 21]
     prompts = [system + summary_a + [100], system + summary_a + [101, 5], system + summary_b + [100],
                system + summary_b + [102], [9, 9]]
-    assert _prefix_parents(prompts) == [(KEPT, 0), (0, 5), (0, 3), (2, 5), (KEPT, 0)]
+    assert prefix_parents(prompts) == [(KEPT, 0), (0, 5), (0, 3), (2, 5), (KEPT, 0)]
     # computed in waves: each after the prompt it copies from
-    assert _waves(_prefix_parents(prompts)) == [[0, 4], [1, 2], [3]]
+    assert waves(prefix_parents(prompts)) == [[0, 4], [1, 2], [3]]
     # the previous group's first prompt, kept in the cache, serves the next group from the first wave on
     kept = system + summary_b + [100]
-    assert _prefix_parents(prompts, kept) == [(KEPT, 3), (0, 5), (KEPT, 5), (KEPT, 5), (KEPT, 0)]
-    assert _waves(_prefix_parents(prompts, kept)) == [[0, 2, 3, 4], [1]]
-    assert _common_prefix([[1, 2, 3], [1, 2, 3]]) == 2  # identical prompts still compute their last token
-    assert _common_prefix([[1, 2, 3], [1, 2, 3], [1, 5]]) == 1
+    assert prefix_parents(prompts, kept) == [(KEPT, 3), (0, 5), (KEPT, 5), (KEPT, 5), (KEPT, 0)]
+    assert waves(prefix_parents(prompts, kept)) == [[0, 2, 3, 4], [1]]
+    assert common_prefix([[1, 2, 3], [1, 2, 3]]) == 2  # identical prompts still compute their last token
+    assert common_prefix([[1, 2, 3], [1, 2, 3], [1, 5]]) == 1
 
 
 def test_bounded_integers_become_enums_the_grammar_enforces_and_accept_the_same_outputs():

@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from scaffold_local.backends import llama_cpp_build, llama_cpp_check
+from scaffold_local.backends.embedded import locate_gguf
 from scaffold_local.backends.llama_cpp_build import LLAMA_CPP_PYTHON, cmake_args, cpu_flags, pip_command, wheel_folder
 from scaffold_local.backends.llama_cpp_check import ensure_llama_cpp_runs, record_path
 from scaffold_local.cli import app
-from scaffold_local.embedded import locate_gguf
 from scaffold_local.errors import BackendError
 
 ROOT = Path(__file__).resolve().parents[1]

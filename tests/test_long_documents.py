@@ -13,9 +13,12 @@ from typer.testing import CliRunner
 
 from scaffold_local.backends.responder import ResponderTokens
 from scaffold_local.cli import app
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import Document, load_records
-from scaffold_local.long_documents import (
+from scaffold_local.data.inputs import Document
+from scaffold_local.data.loading import load_records
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.judging.context_fit import fit_context
+from scaffold_local.judging.judge import Judge
+from scaffold_local.judging.long_documents import (
     EXCERPT_GAP,
     PASSAGES_PER_SENTENCE,
     chunk,
@@ -24,10 +27,9 @@ from scaffold_local.long_documents import (
     passages,
     with_labels,
 )
-from scaffold_local.pipeline import Pipeline
-from scaffold_local.requests import Judge, fit_context
-from scaffold_local.scaffold import Scaffold
-from scaffold_local.text import sha256_text
+from scaffold_local.method.scaffold import Scaffold
+from scaffold_local.method.text import sha256_text
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import RESPONDER_CONFIG, write_jsonl
 from .test_hostile_input import Counting, config_file
@@ -200,8 +202,8 @@ def test_the_long_example_on_the_embedded_model_in_chunked_mode_never_exceeds_it
     context, by the engine's own token counts."""
     config = ModelConfig.load("smollm2-135m-llama-cpp")
     text = json.loads(EXAMPLE.read_text(encoding="utf-8").splitlines()[0])["document"]
+    from scaffold_local.judging.context_fit import token_counter
     from scaffold_local.records import Message
-    from scaffold_local.requests import token_counter
 
     assert token_counter(config).count((Message(role="user", content=text),)) > config.max_model_len
     store = tmp_path / "store"

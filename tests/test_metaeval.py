@@ -12,14 +12,14 @@ from typer.testing import CliRunner
 
 from scaffold_local import cli
 from scaffold_local.cli import app
-from scaffold_local.data import load_input
+from scaffold_local.data.loading import load_input
+from scaffold_local.judging.quality import inspect
 from scaffold_local.metaeval.agreement import binary_agreement, calibration, majority_of_others
-from scaffold_local.pipeline import Pipeline
-from scaffold_local.quality import inspect
-from scaffold_local.scaffold import Scaffold
-from scaffold_local.schemas import SchemaLimits
-from scaffold_local.views.entities import Attribute, Entity
-from scaffold_local.views.facts import Fact
+from scaffold_local.method.scaffold import Scaffold
+from scaffold_local.method.schemas import SchemaLimits
+from scaffold_local.method.views.entities import Attribute, Entity
+from scaffold_local.method.views.facts import Fact
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import FACTORY, LIBRARY, RESPONDER_CONFIG, write_jsonl
 
@@ -270,7 +270,7 @@ def test_meta_eval_adapters_on_files_in_the_shared_shape(tmp_path):
 
 
 def test_seeded_sampling_by_document(tmp_path):
-    from scaffold_local.metaeval.data import load
+    from scaffold_local.metaeval.human_labels import load
 
     data = eval_data(tmp_path)
     one = load(data, "realsumm", limit=1, seed=3)
@@ -279,7 +279,7 @@ def test_seeded_sampling_by_document(tmp_path):
 
 
 def test_dev_and_test_splits_never_share_a_document_and_summaries_are_drawn_per_document(tmp_path):
-    from scaffold_local.metaeval.data import EvalDataError, load, split_of
+    from scaffold_local.metaeval.human_labels import EvalDataError, load, split_of
 
     root = tmp_path / "data"
     documents = [{"doc_id": f"doc{i}", "document": "x.", "keyfacts": ["x"],
@@ -355,7 +355,7 @@ def test_verdict_confidence_is_read_where_the_verdict_is_decided():
     import math
 
     from scaffold_local.backends.base import TokenAlternatives as T
-    from scaffold_local.requests import verdict_confidence
+    from scaffold_local.judging.confidence import verdict_confidence
 
     text = '{"F1":{"sentence_ids":[2],"inferred":true},"F2":{"sentence_ids":[],"inferred":false}}'
     pieces = [T(text='{"F1":{"sentence_ids', top={}), T(text='":[', top={}),
@@ -431,9 +431,9 @@ def test_realsumm_counts_the_summaries_each_rule_leaves_out(tmp_path):
     only the prose does (1), and F2 alone is a failed item."""
     from scaffold_local.backends.base import Result
     from scaffold_local.backends.responder import ResponderBackend
-    from scaffold_local.config import ModelConfig
+    from scaffold_local.judging.config import ModelConfig
     from scaffold_local.metaeval import realsumm
-    from scaffold_local.metaeval.data import load
+    from scaffold_local.metaeval.human_labels import load
 
     def unknown_id(text):
         value = json.loads(text)
@@ -467,10 +467,10 @@ def test_v3_reads_a_sentence_cited_twice_once_and_v2_refuses_it():
     """No grammar engine enforces uniqueItems, and small judges pad cited lists with repeats. Under v2
     the verdict that cites a sentence twice fails alone; the other verdict counts."""
     from scaffold_local.backends.base import Result
-    from scaffold_local.config import ModelConfig
-    from scaffold_local.data import Candidate, Document
-    from scaffold_local.method import method_version
-    from scaffold_local.requests import Judge
+    from scaffold_local.data.inputs import Candidate, Document
+    from scaffold_local.judging.config import ModelConfig
+    from scaffold_local.judging.judge import Judge
+    from scaffold_local.method.versions import method_version
 
     from .helpers import RESPONDER_CONFIG
 

@@ -6,13 +6,13 @@ import math
 
 import pytest
 
-from scaffold_local.metrics import Judgments, SummaryScores, rouge_l, score_summary, system_means
-from scaffold_local.scaffold import Scaffold
-from scaffold_local.views import ViewVerdicts
-from scaffold_local.views.entities import Attribute, Entity
-from scaffold_local.views.facts import Fact
-from scaffold_local.views.questions import KeyQuestion
-from scaffold_local.views.scoring import preference_score
+from scaffold_local.method.metrics import Judgments, SummaryScores, rouge_l, score_summary, system_means
+from scaffold_local.method.scaffold import Scaffold
+from scaffold_local.method.views import ViewVerdicts
+from scaffold_local.method.views.entities import Attribute, Entity
+from scaffold_local.method.views.facts import Fact
+from scaffold_local.method.views.questions import KeyQuestion
+from scaffold_local.method.views.scoring import preference_score
 
 
 def judged(facts=None, cited=None, questions=None, attributes=None, **rest) -> Judgments:

@@ -12,7 +12,7 @@ import pytest
 
 from scaffold_local.backends import Message, Request, Sampling
 from scaffold_local.backends.openai import OpenAIBackend, OpenAIOptions, request_body
-from scaffold_local.config import ModelConfig
+from scaffold_local.judging.config import ModelConfig
 
 from .helpers import send_reply, serve
 

@@ -19,8 +19,8 @@ from benchmarks import peers
 from benchmarks.peer_tools import tools
 from benchmarks.peer_tools.ledger import CountingProxy
 from scaffold_local import ModelConfig, Pipeline, load_input
-from scaffold_local.metaeval.data import split_of
-from scaffold_local.store import ScaffoldStore
+from scaffold_local.data.store import ScaffoldStore
+from scaffold_local.metaeval.human_labels import split_of
 
 from .helpers import RESPONDER_CONFIG, hosted_config_file, minimal_instance, send_reply, serve
 

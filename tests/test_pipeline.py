@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from scaffold_local.backends.responder import ResponderBackend
-from scaffold_local.data import load_input
-from scaffold_local.pipeline import Pipeline
-from scaffold_local.store import JudgmentCache, SpecMismatch
+from scaffold_local.data.loading import load_input
+from scaffold_local.data.store import JudgmentCache, SpecMismatch
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import FACTORY, LIBRARY, write_jsonl
 

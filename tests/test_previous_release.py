@@ -1,8 +1,9 @@
-"""A store written before the redesign (commit e687b03, the last one with views.py, requests.py and
-cli.py as single modules) is found again: every method version's run resumes with nothing sent and
-writes byte-identical outputs.
+"""Stores written by earlier releases are found again: every method version's run resumes with nothing
+sent and writes byte-identical outputs. Commit e687b03 is the last one with views.py, requests.py and
+cli.py as single modules (versions 1-5); fbf1f3e the last one before the package's wings (method/,
+data/, judging/, runs/; versions 6-9).
 
-The archive holds that commit's store after, for N in 1..5, from the repository root:
+Each archive holds that commit's store after, for each of its versions N, from the repository root:
     scaffold-local score tests/data/news.jsonl -m tests/configs/responder.toml --store S --method-version N --run-name vN
 """
 
@@ -21,13 +22,13 @@ from scaffold_local.cli import app
 from .helpers import RESPONDER_CONFIG
 
 ROOT = Path(__file__).resolve().parents[1]
-ARCHIVE = ROOT / "tests" / "data" / "store-e687b03.tar.gz"
+RELEASES = [("e687b03", version) for version in (1, 2, 3, 4, 5)] + [("fbf1f3e", version) for version in (6, 7, 8, 9)]
 OUTPUTS = ("systems.json", "summaries.jsonl", "summaries.csv", "records.jsonl")
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5])
-def test_a_run_of_the_previous_release_resumes_with_nothing_sent(version, tmp_path, monkeypatch):
-    with tarfile.open(ARCHIVE) as archive:
+@pytest.mark.parametrize(("commit", "version"), RELEASES)
+def test_a_run_of_a_previous_release_resumes_with_nothing_sent(commit, version, tmp_path, monkeypatch):
+    with tarfile.open(ROOT / "tests" / "data" / f"store-{commit}.tar.gz") as archive:
         archive.extractall(tmp_path / "store", filter="data")
     run_dir = tmp_path / "store" / "runs" / f"v{version}"
     before = {name: (run_dir / name).read_bytes() for name in OUTPUTS}
@@ -45,7 +46,7 @@ def test_every_shipped_judge_keeps_the_fingerprint_it_had_before_the_redesign():
     """The fingerprint keys every stored scaffold and judgment; the registry now derives the settings
     it leaves out (each backend's throughput-only options) where one global list did before. Judges
     added since have no earlier fingerprint to keep."""
-    from scaffold_local.config import ModelConfig, available_configs
+    from scaffold_local.judging.config import ModelConfig, available_configs
 
     before = json.loads((ROOT / "tests" / "snapshots" / "fingerprints.json").read_text())
     now = {c.name: c.fingerprint() for c in available_configs()}

@@ -7,17 +7,17 @@ import re
 import jinja2
 import pytest
 
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import Candidate, Document
-from scaffold_local.method import METHOD_VERSIONS, method_version
-from scaffold_local.prompts import load_prompts
-from scaffold_local.requests import Judge
-from scaffold_local.scaffold import Scaffold
-from scaffold_local.text import sha256_text
-from scaffold_local.views import tasks_of
-from scaffold_local.views.entities import Attribute, Entity
-from scaffold_local.views.facts import Fact
-from scaffold_local.views.questions import KeyQuestion
+from scaffold_local.data.inputs import Candidate, Document
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.judging.judge import Judge
+from scaffold_local.judging.prompts import load_prompts
+from scaffold_local.method.scaffold import Scaffold
+from scaffold_local.method.text import sha256_text
+from scaffold_local.method.versions import METHOD_VERSIONS, method_version
+from scaffold_local.method.views import tasks_of
+from scaffold_local.method.views.entities import Attribute, Entity
+from scaffold_local.method.views.facts import Fact
+from scaffold_local.method.views.questions import KeyQuestion
 
 from .helpers import RESPONDER_CONFIG, assert_snapshot
 

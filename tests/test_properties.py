@@ -15,26 +15,28 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from scaffold_local import records, schemas
-from scaffold_local import scaffold as scaffold_module
+from scaffold_local import records
 from scaffold_local.backends.base import validate_json
-from scaffold_local.data import Document, InputError, load_input
-from scaffold_local.method import METHOD_VERSIONS
-from scaffold_local.method import PAPER_VIEWS as VIEWS
-from scaffold_local.metrics import DIRECT_SCORE_AXES, METRICS, Judgments, score_summary
+from scaffold_local.data.inputs import Document, InputError
+from scaffold_local.data.loading import load_input
+from scaffold_local.data.user_scaffolds import read_scaffold_file
+from scaffold_local.method import scaffold as scaffold_module
+from scaffold_local.method import schemas
+from scaffold_local.method.metrics import DIRECT_SCORE_AXES, METRICS, Judgments, score_summary
+from scaffold_local.method.scaffold import Scaffold
+from scaffold_local.method.schemas import LABELS, OutputError, ScaffoldNote, SchemaLimits, json_schema, parse_output
+from scaffold_local.method.versions import METHOD_VERSIONS
+from scaffold_local.method.versions import PAPER_VIEWS as VIEWS
+from scaffold_local.method.views import VIEW_SPECS, ViewVerdicts
+from scaffold_local.method.views import entities as entities_view
+from scaffold_local.method.views import facts as facts_view
+from scaffold_local.method.views import questions as questions_view
+from scaffold_local.method.views.direct_score import direct_score_model
+from scaffold_local.method.views.entities import Attribute, Entity
+from scaffold_local.method.views.facts import Fact
+from scaffold_local.method.views.questions import KeyQuestion
+from scaffold_local.method.views.sentences import faithfulness_model
 from scaffold_local.records import FAILURE_CATEGORIES, Message, Record, RunSpec, RunUsage, ScaffoldSource, StageUsage
-from scaffold_local.scaffold import Scaffold
-from scaffold_local.schemas import LABELS, OutputError, ScaffoldNote, SchemaLimits, json_schema, parse_output
-from scaffold_local.user_scaffolds import read_scaffold_file
-from scaffold_local.views import VIEW_SPECS, ViewVerdicts
-from scaffold_local.views import entities as entities_view
-from scaffold_local.views import facts as facts_view
-from scaffold_local.views import questions as questions_view
-from scaffold_local.views.direct_score import direct_score_model
-from scaffold_local.views.entities import Attribute, Entity
-from scaffold_local.views.facts import Fact
-from scaffold_local.views.questions import KeyQuestion
-from scaffold_local.views.sentences import faithfulness_model
 
 from .helpers import minimal_instance
 

@@ -9,7 +9,7 @@ import pytest
 
 from scaffold_local.backends.base import Message, Request, Sampling
 from scaffold_local.backends.ray_data import partition, result_of
-from scaffold_local.config import ModelConfig
+from scaffold_local.judging.config import ModelConfig
 
 
 def _request(rid: str, group: str, max_tokens: int = 50) -> Request:

@@ -11,17 +11,18 @@ import math
 import pytest
 
 from scaffold_local.backends import Result
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import Candidate, Document, load_input
-from scaffold_local.method import method_version
-from scaffold_local.pipeline import Pipeline
-from scaffold_local.prompts import PART_MARK, load_prompts
+from scaffold_local.data.inputs import Candidate, Document
+from scaffold_local.data.loading import load_input
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.judging.judge import Judge
+from scaffold_local.judging.prompts import PART_MARK, load_prompts
+from scaffold_local.judging.readings import Distribution, continued, distribution, expected, matching, resolved
+from scaffold_local.method.scaffold import Scaffold
+from scaffold_local.method.text import sha256_text
+from scaffold_local.method.versions import method_version
+from scaffold_local.method.views.facts import Fact
 from scaffold_local.records import Record
-from scaffold_local.requests import Judge
-from scaffold_local.requests.readings import Distribution, continued, distribution, expected, matching, resolved
-from scaffold_local.scaffold import Scaffold
-from scaffold_local.text import sha256_text
-from scaffold_local.views.facts import Fact
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import FACTORY, RESPONDER_CONFIG
 
@@ -175,7 +176,7 @@ def test_a_kill_loses_only_the_readings_in_flight(tmp_path, small_input):
     """An engine that finishes readings one after another reports each: each is stored before the call
     returns, so a run killed inside a call keeps them, and the next run sends only the rest."""
     from scaffold_local.backends.responder import ResponderBackend
-    from scaffold_local.store import JudgmentCache
+    from scaffold_local.data.store import JudgmentCache
 
     class OneByOne(ResponderBackend):
         killed_after: int | None = 7
@@ -209,8 +210,8 @@ def test_justifications_are_written_on_demand_for_the_counted_verdicts_and_kept(
 
     from scaffold_local import runs
     from scaffold_local.cli import app
-    from scaffold_local.explain import explain
-    from scaffold_local.store import JudgmentCache
+    from scaffold_local.data.store import JudgmentCache
+    from scaffold_local.runs.explain import explain
 
     store = tmp_path / "store"
     runner = CliRunner()
@@ -228,7 +229,7 @@ def test_justifications_are_written_on_demand_for_the_counted_verdicts_and_kept(
     written = [r for r in cache if r.task.startswith("explain:")]
     assert len(cache) == before + len(written) and len(written) >= 4  # each kept, under a task no metric reads
     # each written on its reading's own prompt, the counted verdict in the answer's own shape
-    from scaffold_local.explain import _explanation_request
+    from scaffold_local.runs.explain import _explanation_request
 
     reading = _fact_reading(Judge(ModelConfig.load(str(RESPONDER_CONFIG)), method_version(version)))[0]
     asked = _explanation_request("fingerprint", reading, "inferred", False).request.messages[-1].content

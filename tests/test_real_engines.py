@@ -23,11 +23,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import load_input
-from scaffold_local.pipeline import Pipeline
-from scaffold_local.requests import Judge
-from scaffold_local.store import ScaffoldStore
+from scaffold_local.data.loading import load_input
+from scaffold_local.data.store import ScaffoldStore
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.judging.judge import Judge
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import EXAMPLE_SUMMARIES, EXAMPLES, failure_message, hosted_config_file, small_numa_node_env
 

@@ -7,13 +7,13 @@ import json
 import jsonschema
 import pytest
 
-from scaffold_local.method import method_version
-from scaffold_local.schemas import OutputError, SchemaLimits, json_schema, parse_items, parse_output
-from scaffold_local.views.direct_score import direct_score_model
-from scaffold_local.views.entities import entity_extraction_model, entity_preservation_model
-from scaffold_local.views.facts import fact_alignment_model, fact_extraction_model
-from scaffold_local.views.questions import question_alignment_model, question_extraction_model
-from scaffold_local.views.sentences import faithfulness_model
+from scaffold_local.method.schemas import OutputError, SchemaLimits, json_schema, parse_items, parse_output
+from scaffold_local.method.versions import method_version
+from scaffold_local.method.views.direct_score import direct_score_model
+from scaffold_local.method.views.entities import entity_extraction_model, entity_preservation_model
+from scaffold_local.method.views.facts import fact_alignment_model, fact_extraction_model
+from scaffold_local.method.views.questions import question_alignment_model, question_extraction_model
+from scaffold_local.method.views.sentences import faithfulness_model
 
 from .helpers import assert_snapshot
 

@@ -9,10 +9,10 @@ from typer.testing import CliRunner
 
 from scaffold_local import runs
 from scaffold_local.cli import app
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import load_input
-from scaffold_local.pipeline import Pipeline
+from scaffold_local.data.loading import load_input
+from scaffold_local.judging.config import ModelConfig
 from scaffold_local.records import ScaffoldSource
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import RESPONDER_CONFIG, write_jsonl
 from .test_pipeline import EXPECTED, CountingFactory

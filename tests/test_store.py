@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from scaffold_local import runs
-from scaffold_local.config import ModelConfig
+from scaffold_local.data.store import JudgmentCache, StoreError
+from scaffold_local.data.store.cache import filesystem_type
+from scaffold_local.errors import RunNotReadable
+from scaffold_local.judging.config import ModelConfig
 from scaffold_local.records import RETRYABLE_FAILURES, Record
-from scaffold_local.store import JudgmentCache, StoreError
-from scaffold_local.store.cache import filesystem_type
 
 from .helpers import FACTORY, RESPONDER_CONFIG, SUMMARIES, write_jsonl
 from .test_pipeline import EXPECTED, CountingFactory, run
@@ -145,9 +146,9 @@ def test_a_run_from_a_newer_version_is_refused_with_its_format(responder_config,
     outcome = run(responder_config, tmp_path / "store", small_input)
     spec = json.loads((outcome.run_dir / "spec.json").read_text())
     (outcome.run_dir / "spec.json").write_text(json.dumps({**spec, "format_version": 9, "new_field": 1}))
-    with pytest.raises(runs.RunNotReadable, match="run format 9; this version of scaffold_local reads formats 1 to 2"):
+    with pytest.raises(RunNotReadable, match="run format 9; this version of scaffold_local reads formats 1 to 2"):
         runs.open(outcome.run_dir)
-    with pytest.raises(runs.RunNotReadable, match="not a run folder"):
+    with pytest.raises(RunNotReadable, match="not a run folder"):
         runs.open(tmp_path)
 
 
@@ -168,7 +169,7 @@ def test_filesystem_type_takes_the_deepest_mount():
 
 
 def test_a_store_on_a_network_filesystem_is_refused_with_the_reason(monkeypatch, tmp_path):
-    monkeypatch.setattr("scaffold_local.store.cache._read_mounts",
+    monkeypatch.setattr("scaffold_local.data.store.cache._read_mounts",
                         lambda: f"/dev/sda1 / ext4 rw 0 0\nserver:/x {tmp_path} nfs rw 0 0\n")
     with pytest.raises(StoreError, match=r"on a nfs filesystem.*WAL mode.*local disk"):
         JudgmentCache(tmp_path / "store")
@@ -188,7 +189,7 @@ def test_store_cli_message_for_a_network_store(monkeypatch, small_input, tmp_pat
 
     from scaffold_local.cli import app
 
-    monkeypatch.setattr("scaffold_local.store.cache._read_mounts", lambda: f"server:/x {tmp_path} nfs4 rw 0 0\n")
+    monkeypatch.setattr("scaffold_local.data.store.cache._read_mounts", lambda: f"server:/x {tmp_path} nfs4 rw 0 0\n")
     result = CliRunner().invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG),
                                       "--store", str(tmp_path / "store")])
     assert result.exit_code == 2 and "nfs4 filesystem" in result.output

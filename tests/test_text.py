@@ -3,7 +3,7 @@ method version 1's rules, kept for reproducing earlier runs; content words in an
 
 import pytest
 
-from scaffold_local.text import content_words, overlap, split_sentences
+from scaffold_local.method.text import content_words, overlap, split_sentences
 
 # Each case splits as a reader would; the ones pysbd alone gets wrong are marked.
 CASES = [

@@ -13,10 +13,11 @@ from typer.testing import CliRunner
 from scaffold_local import runs
 from scaffold_local.backends.responder import ResponderBackend
 from scaffold_local.cli import app
-from scaffold_local.config import ModelConfig
-from scaffold_local.data import load_input
-from scaffold_local.pipeline import Pipeline
-from scaffold_local.store import RunFolder, RunNameError, ScaffoldStore
+from scaffold_local.data.loading import load_input
+from scaffold_local.data.store import RunFolder, RunNameError, ScaffoldStore
+from scaffold_local.errors import RunNotReadable
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import FACTORY, LIBRARY, RESPONDER_CONFIG, hosted_config_file, minimal_instance, write_jsonl
 from .test_openai_backend import Stub
@@ -113,7 +114,7 @@ def test_a_judge_name_cannot_be_a_path(tmp_path):
 
 
 def test_run_open_of_a_dot_path_is_not_a_run(tmp_path):
-    with pytest.raises(runs.RunNotReadable, match="not a run folder"):
+    with pytest.raises(RunNotReadable, match="not a run folder"):
         runs.open(tmp_path / "..")
 
 

@@ -13,7 +13,7 @@ import pytest
 from scaffold_local.backends import Message, Request, Sampling
 from scaffold_local.backends import vllm as vllm_backend
 from scaffold_local.backends.vllm import GiB, engine_arguments, sampling_params, served_model_name, server_command
-from scaffold_local.config import ModelConfig
+from scaffold_local.judging.config import ModelConfig
 
 from .helpers import EXAMPLES, failure_message, small_numa_node_env
 

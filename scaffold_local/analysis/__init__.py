@@ -1,7 +1,7 @@
 """Decisions from stored runs: paired system comparisons with bootstrap intervals, resolving power
 per metric, agreement between metrics, item drill-down, length effects, and judge comparison.
 
-Everything here reads runs (`scaffold_local.runs`) and computes with numpy, scipy, scikit-learn
+Everything here reads runs (`scaffold_local.runs.run`) and computes with numpy, scipy, scikit-learn
 and krippendorff; nothing calls an engine. Results are plain dataclasses, turned into tables and
 the HTML report by `scaffold_local.report`.
 """

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UsageError
-from ..metrics import METRICS
-from ..runs import Run
+from ..method.metrics import METRICS
+from ..runs.run import Run
 from .scores import ScoreTable
 
 WITHIN, OVER = "within budget", "over budget"

@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..judging.read_verdicts import CATEGORY
+from ..judging.readings import resolved
+from ..method.views import direct_score
+from ..method.views import sentences as sentence_check
 from ..records import Record
-from ..requests.read_verdicts import CATEGORY
-from ..requests.readings import resolved
-from ..runs import Run
-from ..views import direct_score
-from ..views import sentences as sentence_check
+from ..runs.run import Run
 
 # A P(kept) this close to the threshold is a coin toss for this judge: flagged wherever it is shown.
 NEAR_THRESHOLD = 0.05

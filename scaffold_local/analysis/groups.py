@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from statistics import fmean
 
-from ..metrics import METRICS, SummaryScores
-from ..runs import Run
+from ..method.metrics import METRICS, SummaryScores
+from ..runs.run import Run
 
 # What the side-by-side compares: the direct score against the fact coverages that explain it.
 COMPARED = ("ds", "fc", "main_fc", "supp_fc", "fps", "qc", "eps")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..runs import Run
-from ..views import VIEW_SPECS
+from ..method.views import VIEW_SPECS
+from ..runs.run import Run
 from .counted import summary_evidence
 
 

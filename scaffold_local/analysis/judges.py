@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from ..runs import Run
+from ..runs.run import Run
 from .items import ItemVerdicts, item_verdicts
 from .paired import MetricComparison
 

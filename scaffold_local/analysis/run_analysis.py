@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..metrics import METRICS, SystemScores, system_means
-from ..runs import Run
+from ..method.metrics import METRICS, SystemScores, system_means
+from ..runs.run import Run
 from .budget import BudgetCompliance, of_run
 from .groups import MemberCoverage, member_coverage
 from .items import ItemDrillDown, drill_down, item_verdicts

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..metrics import DIRECT_SCORE_AXES, METRICS
-from ..runs import Run
-from ..text import count_words
+from ..method.metrics import DIRECT_SCORE_AXES, METRICS
+from ..method.text import count_words
+from ..runs.run import Run
 
 # The best value a metric can take: shares reach 1, the direct-score grades 10.
 CEILING = {key: (10.0 if key == "ds" or key.removeprefix("ds_") in DIRECT_SCORE_AXES else 1.0) for key in METRICS}

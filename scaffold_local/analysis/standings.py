@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..metrics import METRICS, SystemScores
-from ..runs import Run
+from ..method.metrics import METRICS, SystemScores
+from ..runs.run import Run
 from .paired import MIN_DOCUMENTS, SAME, MetricComparison
 
 HEADLINE = "fps"  # the method's headline: how much of what matters most (main facts, weighted) a summary keeps

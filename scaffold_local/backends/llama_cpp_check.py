@@ -25,9 +25,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ..embedded import cache_root
 from ..errors import BackendError
 from .child_stderr import engine_log_path
+from .embedded import cache_root
 from .llama_cpp_build import cpu_flags, cpu_model
 
 ENGINE = "llama-cpp"

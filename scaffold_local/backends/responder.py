@@ -1,8 +1,8 @@
 """A deterministic responder for unit tests: it computes each answer from the request itself.
 
 It reads the structured inputs the prompt was rendered from (`Request.context`) and answers with
-each view's own lexical rules (`ViewSpec.respond`, views/responding.py), so a test can work out
-every metric by hand:
+lexical rules (responder_rules.py, where a view registered from outside adds its own), so a test can
+work out every metric by hand:
 
 - extraction: each document sentence is a fact, labelled "other" when it starts with a metadata
   word (Published, Posted, Updated, Copyright, Contact), "main point" for the first two remaining
@@ -44,11 +44,10 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from ..method import NO_ERROR
+from ..method.text import overlap
+from ..method.versions import NO_ERROR
+from ..method.views import VIEW_SPECS, judgment_kind, verdict_field
 from ..records import Message
-from ..text import overlap
-from ..views import VIEW_SPECS, direct_score, judgment_kind, responder_rules, verdict_field
-from ..views.responding import cited_verdict, sentence_category
 from .base import (
     BaseBackend,
     EngineConfig,
@@ -60,6 +59,7 @@ from .base import (
     context_overflow,
     validate_json,
 )
+from .responder_rules import cited_verdict, direct_score_grades, sentence_category, task_rules, view_rules
 
 CHARS_PER_TOKEN = 4
 _EVIDENCE_OPENERS = ('"sentence_ids":[', '"ids":[')
@@ -124,7 +124,7 @@ class ResponderBackend(BaseBackend):
         elif request.json_schema is None:  # free text: a justification asked for on demand, closed as JSON would
             text = f'{_why(request.context)}"}}'
         else:
-            answer = responder_rules()[request.context["task"]](request.context, request.json_schema or {})
+            answer = task_rules()[request.context["task"]](request.context, request.json_schema or {})
             if request.sampling.temperature > 0:
                 answer = _sampling_noise(answer, request)
             if request.json_schema:
@@ -144,10 +144,11 @@ def _token_alternatives(text: str, request: Request) -> list[TokenAlternatives]:
     item's best word overlap with a summary sentence (0.5 at the rule's threshold)."""
     task = request.context["task"]
     p_kept: dict[str, float] = {}
-    spec = VIEW_SPECS.get(judgment_kind(task) or "")
-    if spec is not None and spec.respond.p_kept is not None:
-        for item in request.context[spec.name]:
-            p_kept[item["id"]] = spec.respond.p_kept(item, request.context["sentences"])
+    view = judgment_kind(task) or ""
+    rules = view_rules(view)
+    if rules is not None and rules.p_kept is not None:
+        for item in request.context[view]:
+            p_kept[item["id"]] = rules.p_kept(item, request.context["sentences"])
     tokens: list[TokenAlternatives] = []
     item = None
     for piece in re.findall(r'"[A-Z]\d+"|"(?:sentence_ids|ids)":\[|true|false|\]|\d+|[^"tf\]\d]+|.', text):
@@ -170,10 +171,11 @@ def _reading(ctx: dict[str, Any]) -> dict[str, float]:
     spelled as an engine's tokens (digits one at a time, words after their space)."""
     reading, task, sentences = ctx["reading"], ctx["task"], ctx["sentences"]
     key, after = reading["key"], reading["after"]
-    spec = VIEW_SPECS.get(judgment_kind(task) or "")
+    view = judgment_kind(task) or ""
+    spec, rules = VIEW_SPECS.get(view), view_rules(view)
     p: dict[str, float]
     if spec is not None and spec.reading is not None and key == spec.reading.field:
-        p = _yes(spec.reading.p_true(ctx["item"], sentences))
+        p = _yes(rules.p_true(ctx["item"], sentences) if rules is not None and rules.p_true is not None else 0.5)
     elif key == "supported":
         p = _yes(1 / (1 + math.exp(-12 * (overlap(sentences[ctx["check"] - 1], ctx["document"]) - 0.8))))
     elif key == "sentence_ids":
@@ -184,7 +186,7 @@ def _reading(ctx: dict[str, Any]) -> dict[str, float]:
         found = sentence_category(sentences[ctx["check"] - 1], ctx["document"])
         p = {found if found != NO_ERROR else "other error": 1.0}
     else:  # a direct-score axis
-        grade = direct_score.respond(ctx, {"properties": {key: {}}})[key]
+        grade = direct_score_grades(ctx, {"properties": {key: {}}})[key]
         p = {str(grade): 0.8, str(grade - 1 if grade > 1 else grade + 1): 0.2}
     top: dict[str, float] = {}
     if after and not any(answer.startswith(after) for answer in p):  # a continuation no answer needs

@@ -78,15 +78,8 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
         self.model = AutoModelForCausalLM.from_pretrained(
             self.path, dtype=getattr(torch, self.options.dtype), local_files_only=True
         ).to(device).eval()
-        self._stop_ids = self._eos_ids()
+        self._stop_ids = _eos_ids(self.model, self.tokenizer)
         self._grammar = self._grammar_backend(outlines.from_transformers(self.model, self.tokenizer))
-
-    def _eos_ids(self) -> set[int]:
-        ids = self.model.generation_config.eos_token_id
-        ids = set(ids if isinstance(ids, list) else [ids] if ids is not None else [])
-        if self.tokenizer.eos_token_id is not None:
-            ids.add(self.tokenizer.eos_token_id)
-        return ids
 
     def _grammar_backend(self, outlines_model: Any) -> Any:
         from outlines.backends import LLGuidanceBackend, OutlinesCoreBackend, XGrammarBackend
@@ -205,25 +198,28 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
         elapsed = time.perf_counter() - started
         generated = output.sequences[:, prompt_width:].tolist()
         for k, (i, row, budget) in enumerate(zip(runnable, generated, budgets)):
-            row = row[:budget]
-            stop_at = next((n for n, token in enumerate(row) if token in self._stop_ids), None)
-            tokens = row if stop_at is None else row[:stop_at]
-            wanted = batch[i].sampling.top_logprobs
-            repeated = constraint.repeating.get(k)
-            if repeated is not None:
-                tokens = row[:repeated.stopped_at]
-                results[i] = _stopped_loop(batch[i], self.tokenizer.decode(tokens, skip_special_tokens=True), repeated,
-                                           Usage(prompt_tokens=prompt_lengths[i], completion_tokens=len(tokens)), elapsed)
-                continue
-            results[i] = Result(
-                id=batch[i].id,
-                text=self.tokenizer.decode(tokens, skip_special_tokens=True),
-                finish_reason="length" if stop_at is None else "stop",
-                usage=Usage(prompt_tokens=prompt_lengths[i], completion_tokens=len(tokens) + (stop_at is not None)),
-                latency_s=round(elapsed, 3),
-                logprobs=self._alternatives(output.logits, k, tokens, wanted) if wanted else None,
-            )
+            results[i] = self._row_result(batch[i], row[:budget], prompt_lengths[i], constraint.repeating.get(k),
+                                          output.logits, k, elapsed)
         return results
+
+    def _row_result(self, request: Request, row: list[int], prompt_length: int, repeated: Repetition | None,
+                    logits: Any, k: int, elapsed: float) -> Result:
+        """One row's result: its text up to the stop token (or to where a loop began), and its alternatives."""
+        if repeated is not None:
+            tokens = row[:repeated.stopped_at]
+            return _stopped_loop(request, self.tokenizer.decode(tokens, skip_special_tokens=True), repeated,
+                                 Usage(prompt_tokens=prompt_length, completion_tokens=len(tokens)), elapsed)
+        stop_at = next((n for n, token in enumerate(row) if token in self._stop_ids), None)
+        tokens = row if stop_at is None else row[:stop_at]
+        wanted = request.sampling.top_logprobs
+        return Result(
+            id=request.id,
+            text=self.tokenizer.decode(tokens, skip_special_tokens=True),
+            finish_reason="length" if stop_at is None else "stop",
+            usage=Usage(prompt_tokens=prompt_length, completion_tokens=len(tokens) + (stop_at is not None)),
+            latency_s=round(elapsed, 3),
+            logprobs=_generated_alternatives(self._torch, self.tokenizer, logits, k, tokens, wanted) if wanted else None,
+        )
 
     def _read_batch(self, batch: Sequence[Request]) -> list[Result]:
         """Readings: one forward pass over the padded prompts; each row's top alternatives at its last position."""
@@ -247,24 +243,6 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
                 results[i] = Result(id=batch[i].id, text="", finish_reason="stop", next_token=top, latency_s=elapsed,
                                     usage=Usage(prompt_tokens=len(prompt_ids[i]), completion_tokens=0))
         return results  # type: ignore[return-value]
-
-    def _alternatives(self, logits: Any, row: int, tokens: list[int], k: int) -> list[TokenAlternatives]:
-        """Each generated token of one row with its top-k raw alternatives (log-probabilities)."""
-        if not tokens:
-            return []
-        torch = self._torch
-        logprobs = torch.log_softmax(torch.stack([logits[step][row] for step in range(len(tokens))]).float(), dim=-1)
-        values, ids = torch.topk(logprobs, k, dim=-1)
-        chosen = logprobs[torch.arange(len(tokens)), torch.tensor(tokens)].tolist()
-        pieces = self.tokenizer.batch_decode([[int(t)] for t in ids.reshape(-1)])
-        texts = self.tokenizer.batch_decode([[t] for t in tokens])
-        out = []
-        for step, text in enumerate(texts):
-            top = dict(zip(pieces[step * k : (step + 1) * k], values[step].tolist()))
-            top.setdefault(text, chosen[step])
-            out.append(TokenAlternatives(text=text, top=top))
-        return out
-
 
 class _RowwiseConstraint:
     """Applies each row's own outlines processor to that row's logits, and tracks per-row token
@@ -312,6 +290,32 @@ class _RowwiseConstraint:
         produced = input_ids.shape[1] - self.prompt_width
         return torch.tensor([produced >= b or i in self.repeating for i, b in enumerate(self.budgets)],
                             device=input_ids.device)
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    ids = model.generation_config.eos_token_id
+    ids = set(ids if isinstance(ids, list) else [ids] if ids is not None else [])
+    if tokenizer.eos_token_id is not None:
+        ids.add(tokenizer.eos_token_id)
+    return ids
+
+
+def _generated_alternatives(torch: Any, tokenizer: Any, logits: Any, row: int, tokens: list[int],
+                            k: int) -> list[TokenAlternatives]:
+    """Each generated token of one row with its top-k raw alternatives (log-probabilities)."""
+    if not tokens:
+        return []
+    logprobs = torch.log_softmax(torch.stack([logits[step][row] for step in range(len(tokens))]).float(), dim=-1)
+    values, ids = torch.topk(logprobs, k, dim=-1)
+    chosen = logprobs[torch.arange(len(tokens)), torch.tensor(tokens)].tolist()
+    pieces = tokenizer.batch_decode([[int(t)] for t in ids.reshape(-1)])
+    texts = tokenizer.batch_decode([[t] for t in tokens])
+    out = []
+    for step, text in enumerate(texts):
+        top = dict(zip(pieces[step * k : (step + 1) * k], values[step].tolist()))
+        top.setdefault(text, chosen[step])
+        out.append(TokenAlternatives(text=text, top=top))
+    return out
 
 
 def _stopped_loop(request: Request, text: str, loop: Repetition, usage: Usage, elapsed: float) -> Result:

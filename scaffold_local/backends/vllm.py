@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from ..embedded import EMBEDDED_PREFIX
 from ..provenance import package_versions
 from .base import (
     BackendError,
@@ -37,6 +36,7 @@ from .base import (
     next_token_alternatives,
 )
 from .child_stderr import ChildStderr, engine_log_path, log_to_file
+from .embedded import EMBEDDED_PREFIX
 from .tokens import HuggingFaceTokenizer
 from .weights import resolve_model_path
 

@@ -12,8 +12,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..embedded import EMBEDDED_PREFIX, cache_root, embedded_model, locate_gguf
 from ..errors import ModelFolderError
+from .embedded import EMBEDDED_PREFIX, cache_root, embedded_model, locate_gguf
 
 log = logging.getLogger(__name__)
 

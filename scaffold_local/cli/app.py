@@ -23,7 +23,7 @@ COMMANDS = {
     "score": "score",
     "extract": "extract",
     "show": "show",
-    "report": "report",
+    "report": "html_report",
     "compare": "compare",
     "check-judge": "check_judge",
     "meta-eval": "meta_eval",

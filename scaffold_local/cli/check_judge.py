@@ -9,7 +9,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..judge_check import KINDS, run_check, save
+from ..judge_check.cases import KINDS
+from ..judge_check.checking import run_check, save
 from .options import DEFAULT_STORE, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, make_pipeline
 from .output import command_app, console, err
 

@@ -9,8 +9,8 @@ import typer
 
 from .. import runs
 from ..analysis.run_analysis import analyze_runs
-from ..comparison import judge_variants, prepare_every_judge, run_judges
 from ..report.html import write_report
+from ..runs.comparison import judge_variants, prepare_every_judge, run_judges
 from .options import (
     DEFAULT_STORE,
     DocIdField,

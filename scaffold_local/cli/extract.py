@@ -8,9 +8,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..scaffold import Scaffold
-from ..schemas import LABELS
-from ..views import ViewSpec
+from ..method.scaffold import Scaffold
+from ..method.schemas import LABELS
+from ..method.views import ViewSpec, views_of
 from .options import (
     DEFAULT_STORE,
     BatchOpt,
@@ -62,13 +62,13 @@ def extract(
 
     table = Table(title=f"Scaffolds ({outcome.computed} extracted, {outcome.reused} reused)", title_justify="left")
     table.add_column("doc_id")
-    views = pipeline.judge.views.values()
+    views = views_of(pipeline.method).values()
     for spec in views:  # judged items by label: facts, questions, entity attributes
         table.add_column(f"{spec.title.lower()} main/supp/other")
     table.add_column("scaffold")
     for doc_id, scaffold in outcome.scaffolds.items():
         table.add_row(doc_id, *(_label_counts(spec, scaffold) for spec in views),
-                      str(pipeline.scaffolds.path(scaffold.key)))
+                      str(pipeline.scaffold_path(scaffold.key)))
     for doc_id, reason in outcome.unavailable.items():
         table.add_row(doc_id, *["-"] * len(views), f"[red]{escape(reason)}[/red]")
     console.print(table)

@@ -11,11 +11,12 @@ from typing import Annotated
 
 import typer
 
-from ..config import DEFAULT_MODEL, ModelConfig
-from ..data import FieldMap, LoadedInput, load_input, missing_from_every_record, most_common_issue
+from ..data.inputs import FieldMap, LoadedInput, missing_from_every_record, most_common_issue
+from ..data.loading import load_input
 from ..errors import UsageError
-from ..pipeline import Pipeline, Prepared
+from ..judging.config import DEFAULT_MODEL, ModelConfig
 from ..records import ScaffoldSource
+from ..runs.pipeline import Pipeline, Prepared
 from .output import err, fail, print_issues, rich_progress
 
 DEFAULT_STORE = Path(os.environ.get("SCAFFOLD_LOCAL_STORE", "scaffold_store"))

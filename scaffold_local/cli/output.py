@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ..data import InputIssue, most_common_issue
+from ..data.inputs import InputIssue, most_common_issue
 from ..errors import ScaffoldLocalError
 
 console = Console()

@@ -9,12 +9,12 @@ import typer
 from rich.markup import escape
 
 from .. import runs
-from ..judge_check import first_use
-from ..pipeline import Pipeline, RunOutcome
+from ..data.store import check_run_name
+from ..judge_check.checking import first_use
 from ..records import RETRYABLE_FAILURES
 from ..report import results
-from ..sources import source_from_options
-from ..store import check_run_name
+from ..runs.pipeline import RunOutcome
+from ..runs.sources import source_from_options
 from .options import (
     DEFAULT_STORE,
     BatchOpt,
@@ -98,13 +98,13 @@ def score(
     finally:
         pipeline.close()
 
-    print_outcome(outcome, pipeline, ds_scale)
+    print_outcome(outcome, ds_scale)
 
 
-def print_outcome(outcome: RunOutcome, pipeline: Pipeline, ds_scale: int) -> None:
+def print_outcome(outcome: RunOutcome, ds_scale: int) -> None:
     """What a run did (scaffolds, judgments, tokens, failures) on stderr; its per-system table on stdout."""
     ex = outcome.extraction
-    made = "extracted" if pipeline.source.kind == "extracted" else "read from the file"
+    made = "extracted" if outcome.scaffolds_extracted else "read from the file"
     err.print(f"scaffolds: {ex.computed} {made}, {ex.reused} reused from the store; "
               f"judgments: {outcome.requests_sent} sent, {outcome.requests_reused} reused"
               + (" (resumed run)" if outcome.resumed else ""))
@@ -119,8 +119,8 @@ def print_outcome(outcome: RunOutcome, pipeline: Pipeline, ds_scale: int) -> Non
         retried = ", ".join(f"{k} {v}" for k, v in u.retries.items())  # attempts sent again, by class
         err.print(f"{stage}: {u.prompt_tokens:,} prompt tokens{hits}, {u.completion_tokens:,} output tokens; "
                   f"finish reasons: {reasons or 'none'}" + (f"; retries: {retried}" if retried else ""), highlight=False)
-    if (log := (pipeline.dispatch.engine_description or {}).get("log")) is not None:
-        err.print(f"engine log: {log}", highlight=False, soft_wrap=True)
+    if outcome.engine_log is not None:
+        err.print(f"engine log: {outcome.engine_log}", highlight=False, soft_wrap=True)
     if outcome.failures:
         counts = ", ".join(f"{kind} {n}" for kind, n in sorted(outcome.failures.items()))
         partly = outcome.usage.judgments.partly_valid

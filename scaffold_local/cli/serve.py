@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from ..backends.vllm import CPU_ENGINE_ENVIRONMENT, server_command
-from ..config import ModelConfig
 from ..errors import UsageError
+from ..judging.config import ModelConfig
 from .output import command_app, err
 
 app = command_app()

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from .. import runs
 from ..errors import UsageError
-from ..quality import describe_run
+from ..judging.quality import describe_run
 from ..records import describe_decision
 from ..report import evidence, results
 from .options import DsScaleOpt, check_ds_scale
@@ -43,7 +43,7 @@ def show(
     if summary is not None:
         explained = {}
         if explain or items:
-            from ..explain import explain as write_explanations
+            from ..runs.explain import explain as write_explanations
 
             chosen = [i.strip() for i in (items or "").split(",") if i.strip()]
             explained = {e.item: e.text or f"(no justification: {e.failure})"

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import ModelConfig
-from ..data import load_records
+from ..data.loading import load_records
 from ..errors import MissingExtraError
-from ..metrics import SummaryScores
-from ..pipeline import Pipeline
+from ..judging.config import ModelConfig
+from ..method.metrics import SummaryScores
+from ..runs.pipeline import Pipeline
 
 try:
     from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Candidate
-from ..pipeline import Pipeline
-from ..text import overlap
+from ..data.inputs import Candidate
+from ..method.text import overlap
+from ..runs.pipeline import Pipeline
 from .agreement import HumanReferences, correlation_table, describe_spearman
 from .realsumm import confidence_tables, document_of
 from .results import MetaEvalResult

@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Candidate, Document
-from ..pipeline import Pipeline
+from ..data.inputs import Candidate, Document
+from ..judging.planned import PlannedRequest
+from ..method.scaffold import Scaffold
+from ..method.text import normalize, overlap, sha256_text
+from ..method.views.facts import Fact
 from ..records import Record
-from ..requests import PlannedRequest
-from ..scaffold import Scaffold
-from ..text import normalize, overlap, sha256_text
-from ..views.facts import Fact
+from ..runs.pipeline import Pipeline
 from .agreement import HumanReferences, calibration, correlation_table, describe_spearman, grouped_bootstrap
 from .results import MetaEvalResult
 
@@ -85,7 +85,7 @@ class AlignmentItems:
     lexical: list[int] = field(default_factory=list)
     confident: list[tuple[int, float, str]] = field(default_factory=list)  # (human label, P(kept), document)
     p_kept: list[float | None] = field(default_factory=list)  # per judged item, where recorded
-    p_kept_note: str | None = None  # what P(kept) measures where it is not a confidence (method.py)
+    p_kept_note: str | None = None  # what P(kept) measures where it is not a confidence (method/versions.py)
     fc_rows: list[dict[str, Any]] = field(default_factory=list)
     failed: int = 0
     summaries: int = 0

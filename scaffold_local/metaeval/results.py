@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..store.tables import write_csv
+from ..data.store.score_tables import write_csv
 from .agreement import ALL, OTHERS, Estimate, HumanReferences
 
 

@@ -14,9 +14,9 @@ import hashlib
 import json
 from typing import Any
 
-from ..data import Candidate, LoadedInput
-from ..metrics import rouge_l
-from ..pipeline import Pipeline
+from ..data.inputs import Candidate, LoadedInput
+from ..method.metrics import rouge_l
+from ..runs.pipeline import Pipeline
 from .agreement import correlation_table, describe_spearman
 from .realsumm import document_of
 from .results import MetaEvalResult

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..pipeline import Pipeline
+from ..runs.pipeline import Pipeline
 from . import frank, realsumm, summeval
-from .data import load
+from .human_labels import load
 from .results import MetaEvalResult
 
 Adapter = Callable[[Pipeline, list[dict[str, Any]], int], MetaEvalResult]

@@ -1,5 +1,5 @@
 """Tables and evidence for people: per-system means, and for one summary the item-level verdicts
-with the judge's sentence ids and justifications. (Files for machines: store/tables.py.)"""
+with the judge's sentence ids and justifications. (Files for machines: data/store/score_tables.py.)"""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from ..analysis.groups import GroupedVsIndividual, MemberCoverage
 from ..analysis.paired import MetricComparison, compare
 from ..analysis.scores import ScoreTable
 from ..analysis.standings import HEADLINE, MEANINGS, Standings, main_facts_by_document, standings
-from ..judge_check import describe_saved
-from ..language import name as language_name
-from ..metrics import METRICS, SystemScores
-from ..runs import Run
-from ..views import VIEW_SPECS, ViewSpec
+from ..judge_check.checking import describe_saved
+from ..method.language import name as language_name
+from ..method.metrics import METRICS, SystemScores
+from ..method.views import VIEW_SPECS, ViewSpec
+from ..runs.run import Run
 
 
 def _is_direct_score(key: str) -> bool:

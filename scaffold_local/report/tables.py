@@ -10,8 +10,8 @@ from typing import Any
 
 from ..analysis.groups import GroupedVsIndividual, MemberCoverage
 from ..analysis.run_analysis import MultiRunAnalysis, RunAnalysis
-from ..metrics import METRICS
-from ..store.tables import write_csv
+from ..data.store.score_tables import write_csv
+from ..method.metrics import METRICS
 
 Rows = list[dict[str, Any]]
 

@@ -1,0 +1,112 @@
+"""The judge: one object for everything a judge does with a model config and a method version. It
+plans each request (prompt + per-request schema + token budget) and reads its output back into a
+record, parsed or failed with a failure class; assembles scaffolds and the metric inputs of one
+summary. Knows prompts, schemas and the views; never an engine. Each job lives in its own module:
+extraction.py (stage 1), written_verdicts.py and read_verdicts.py (stage 2, by method version) and
+judgments.py (records -> metric inputs); this class only binds them to its setup."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from ..backends.base import Result
+from ..data.inputs import Candidate, Document
+from ..method.metrics import Judgments
+from ..method.scaffold import Scaffold
+from ..method.schemas import json_schema, schema_sha256
+from ..method.versions import MethodVersion
+from ..method.views import ViewVerdicts
+from ..records import Record
+from . import extraction
+from . import judgments as metric_inputs
+from .config import ModelConfig
+from .judge_setup import JudgeSetup
+from .planned import PlannedRequest
+from .prompts import PromptTemplate
+from .read_verdicts import VerdictReader
+from .written_verdicts import parse_written, plan_written
+
+
+class Judge(JudgeSetup):
+    """Binds a model config, a method version and its prompt set; turns documents and summaries into
+    requests and outputs into records, scaffolds and judgments."""
+
+    def __init__(self, config: ModelConfig, method: MethodVersion | None = None,
+                 prompts: Mapping[str, PromptTemplate] | None = None):
+        super().__init__(config, method, prompts)
+        self.reader = VerdictReader(self) if self.method.reads_verdicts else None
+
+    # ------------------------------------------------------------ stage 1: extraction
+
+    def extraction_requests(self, document: Document) -> list[PlannedRequest]:
+        return extraction.extraction_requests(self, document)
+
+    def scaffold_key(self, document: Document) -> str:
+        return extraction.scaffold_key(self, document)
+
+    def build_scaffold(self, document: Document, records: Mapping[str, Record]) -> Scaffold:
+        return extraction.build_scaffold(self, document, records)
+
+    def label_requests(self, scaffold: Scaffold, document: Document) -> list[PlannedRequest]:
+        return extraction.label_requests(self, scaffold, document)
+
+    def language_note(self, documents: Iterable[Document]) -> str | None:
+        return extraction.language_note(self, documents)
+
+    # ------------------------------------------------------------ stage 2: judgment
+
+    def plan(self, scaffold: Scaffold | None, document: Document, candidate: Candidate,
+             task: str | None = None) -> list[PlannedRequest]:
+        """The requests for one summary: of every judgment task, or of `task` alone. A summary with no
+        sentences needs none (see `judgments`)."""
+        sentences = self.sentences(candidate.summary, self.summary_language(document))
+        if not sentences:
+            return []
+        if self.reader is not None:
+            return self.reader.plan(scaffold, document, candidate, task, sentences)
+        return plan_written(self, scaffold, document, candidate, task, sentences)
+
+    def record(self, planned: PlannedRequest, result: Result, attempts: int = 1) -> Record:
+        """One output as a record: parsed, or failed with its class (an engine's own, "truncated"
+        when cut off at max_tokens, "validation" when complete but invalid)."""
+        schema = planned.request.json_schema or (json_schema(planned.model) if planned.reading else None)
+        record = Record(
+            request_id=planned.request.id, cache_key=planned.cache_key, task=planned.task,
+            prompt=self.template(planned.task).ref, schema_sha256=schema_sha256(schema) if schema else None,
+            doc_id=planned.doc_id, system=planned.system, text=result.text, finish_reason=result.finish_reason,
+            usage=result.usage.model_dump() if result.usage else None, latency_s=result.latency_s, error=result.error,
+            max_tokens=planned.request.sampling.max_tokens, attempts=attempts,
+        )
+        if planned.reading is not None:
+            assert self.reader is not None, "a reading planned under a method version that writes its verdicts"
+            return self.reader.record(planned, result, record)
+        if result.finish_reason == "error":
+            record.failure = result.failure or "engine_crash"
+            return record
+        if schema is None:  # free text (a justification written on demand): kept as written, never a verdict
+            record.parsed = {"text": result.text or ""}
+            return record
+        return parse_written(self, planned, result, record)
+
+    def reread(self, planned: PlannedRequest, stored: Record) -> Record:
+        """A stored output read again under today's rules, without an engine call: a store written
+        before verdicts were read item by item holds outputs rejected whole for one bad item. The
+        token probabilities are not stored, so items valid only now have no confidence."""
+        again = self.record(planned, Result(id=stored.request_id, text=stored.text, finish_reason="stop"))
+        return stored.model_copy(update={key: getattr(again, key)
+                                         for key in ("parsed", "failed_items", "validation_error", "failure")})
+
+    # ------------------------------------------------------------ records -> metric inputs
+
+    by_kind = staticmethod(metric_inputs.by_kind)
+
+    def verdicts(self, view: str, record: Record, weighted: bool = False) -> ViewVerdicts:
+        return metric_inputs.view_verdicts(self, view, record, weighted)
+
+    def sentence_verdicts(self, record: Record, n_sentences: int, weighted: bool = False) -> list[float | None]:
+        return metric_inputs.sentence_verdicts(self, record, n_sentences, weighted)
+
+    def judgments(self, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
+                  weighted: bool = False) -> Judgments:
+        return metric_inputs.judgments(self, scaffold, n_sentences, records, weighted)
+

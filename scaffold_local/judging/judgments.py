@@ -1,0 +1,113 @@
+"""One summary's records as metric inputs: each view's verdicts, each sentence's check and the direct
+score, decided as the judge's method and thresholds decide them."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..method.metrics import Judgments
+from ..method.scaffold import Scaffold
+from ..method.views import ViewVerdicts, direct_score, judgment_kind
+from ..method.views import sentences as sentence_check
+from ..records import Record
+from .judge_setup import JudgeSetup
+from .planned import PlannedRequest
+from .read_verdicts import SUPPORTED, cited, grades
+from .verdicts import join_records
+
+
+def by_kind(planned: Sequence[PlannedRequest], records: Mapping[str, Record]) -> dict[str, Record]:
+    """One summary's records by judgment kind (a view, "faithfulness", "direct_score"): where a
+    kind was asked one item per request, its records joined into one (see `join_records`)."""
+    grouped: dict[str, list[Record]] = {}
+    for p in planned:
+        if p.cache_key in records:
+            grouped.setdefault(judgment_kind(p.task), []).append(records[p.cache_key])  # type: ignore[arg-type]
+    asked = Counter(judgment_kind(p.task) for p in planned)
+    return {kind: join_records(found) for kind, found in grouped.items() if len(found) == asked[kind]}
+
+
+def view_verdicts(judge: JudgeSetup, view: str, record: Record, weighted: bool = False) -> ViewVerdicts:
+    """A view's verdicts as this judge decides them: the output's own, or, for every item whose
+    P(kept) was recorded, P(kept) itself (`weighted`) or P(kept) >= the config's decision threshold.
+    Items whose verdict failed are in `failed`, neither kept nor missed."""
+    reads = judge.method.reads_verdicts
+    parsed = record.parsed if reads else None
+    if parsed is not None:
+        field = judge.views[view].reading.field  # type: ignore[union-attr]  # planned only where it has one
+        verdicts = ViewVerdicts(kept={i: v[field] for i, v in parsed.items() if field in v},
+                                failed=dict(record.failed_items or {}))
+    else:
+        verdicts = judge.views[view].read_record(record) or ViewVerdicts(kept={})
+    threshold = judge.thresholds.get(view)
+    if record.confidence and weighted:
+        verdicts = dataclasses.replace(verdicts, kept={**verdicts.kept, **record.confidence})
+    elif record.confidence and threshold is not None:
+        decided = {i: float(p >= threshold) for i, p in record.confidence.items()}
+        verdicts = dataclasses.replace(verdicts, kept={**verdicts.kept, **decided})
+    if parsed is not None:  # the sentences read for every item count where it is kept
+        evidence = {i: cited(v) for i, v in parsed.items() if verdicts.kept.get(i, 0) >= 0.5}
+        verdicts = dataclasses.replace(verdicts, cited=evidence)
+    return verdicts
+
+
+def sentence_verdicts(judge: JudgeSetup, record: Record, n_sentences: int, weighted: bool = False) -> list[float | None]:
+    """Each summary sentence faithful (1) or not (0), or P(supported) when `weighted` (method version 7);
+    None where its verdict failed."""
+    parsed, failed = record.parsed or {}, record.failed_items or {}
+    if not judge.method.reads_verdicts:
+        return [None if ok is None else float(ok) for ok in sentence_check.read_faithful(parsed, failed, n_sentences)]
+    threshold, confidence = judge.thresholds.get(sentence_check.KIND), record.confidence or {}
+    out: list[float | None] = []
+    for i in range(1, n_sentences + 1):
+        item = f"S{i}"
+        if item in failed or item not in confidence:
+            out.append(None)
+        elif weighted:
+            out.append(confidence[item])
+        else:
+            out.append(float(confidence[item] >= threshold if threshold is not None else parsed[item][SUPPORTED]))
+    return out
+
+
+def judgments(judge: JudgeSetup, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
+              weighted: bool = False) -> Judgments:
+    """Normalize one summary's records (keyed by judgment kind) into metric inputs. `weighted`:
+    a fact or question counts by the probability the judge gave its verdict, where recorded."""
+    if n_sentences == 0:
+        # Nothing to judge: every item is missed, F and Fact Focus are undefined (docs/method.md).
+        return Judgments(views={name: ViewVerdicts(kept={i.id: False for i in spec.judged(items)})
+                                for name, spec in judge.views.items()
+                                if (items := scaffold.view(name)) is not None})
+    out = Judgments()
+    for kind in (*judge.views, sentence_check.KIND, direct_score.KIND):
+        record = records.get(kind)
+        spec = judge.views.get(kind)
+        items = scaffold.view(kind)
+        if record is None and spec is not None and items is not None and not spec.prompt_items(items):
+            parsed: Mapping[str, Any] = {}  # a view with nothing to judge is never asked about
+        elif record is None:
+            out.failures[kind] = "not judged"
+            continue
+        elif record.parsed is None:
+            out.failures[kind] = record.validation_error or record.error or "no output"
+            continue
+        else:
+            parsed = record.parsed
+        if spec is not None:
+            out.views[kind] = view_verdicts(judge, kind, record, weighted) if record is not None else spec.read(parsed)
+        elif kind == sentence_check.KIND:
+            assert record is not None
+            out.sentence_faithful = sentence_verdicts(judge, record, n_sentences, weighted)
+        elif judge.method.reads_verdicts:
+            read, why = grades(parsed)
+            if read is None:
+                out.failures[kind] = why
+            else:
+                out.direct_score = read
+        else:
+            out.direct_score = direct_score.read_grades(parsed)
+    return out

@@ -1,0 +1,217 @@
+"""The judgments of method versions 7 and 8, read not written: one reading per verdict (readings.py), and the records
+they come back as.
+
+Every yes/no judgment is a prompt that ends where the judge's JSON answer gives its value; its prompt
+is the task's instructions and examples, then the summary (facts, questions, entity attributes) or the
+document and the summary (sentence checks, direct score), then the item, each a part of its own
+(`Request.parts`), and the answer last. Two more readings share an item's prompt up to its answer: a
+fact's summary sentences (`{"inferred": true, "sentence_ids": [`, which Fact Focus counts for the facts
+counted kept) and a sentence's error category (`{"supported": false, "category": "`, counted for the
+sentences judged unsupported): on an engine that computes prompts part by part they cost the answer's
+few tokens, where asking them after the verdicts would compute the summary again. Each direct-score axis
+is read at its grade, with a second reading after a `1` that may begin `10`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..backends.base import Message, Request, Result, Sampling
+from ..data.inputs import Candidate, Document
+from ..errors import UsageError
+from ..method.scaffold import Scaffold
+from ..method.schemas import schema_text, strict_model
+from ..method.versions import NO_ERROR
+from ..method.views import ViewSpec
+from ..method.views import direct_score as direct_score_view
+from ..method.views import sentences as sentence_check
+from ..method.views.spec import ReadingRules
+from ..records import Record
+from .judge_setup import JudgeSetup
+from .planned import PlannedRequest
+from .readings import (
+    MAX_UNDECIDED,
+    READING_ALTERNATIVES,
+    Distribution,
+    Reading,
+    distribution,
+    expected,
+    resolved,
+    stored,
+    value_prefix,
+)
+
+BOOLEAN = ("true", "false")
+GRADES = tuple(str(grade) for grade in range(1, 11))
+SUPPORTED = "supported"  # the sentence check's verdict field
+EVIDENCE = "sentence_ids"  # a kept item's summary sentences
+CATEGORY = "category"  # an unsupported sentence's error
+
+
+def reading_rules(spec: ViewSpec, method_number: int) -> ReadingRules:
+    if spec.reading is None:
+        raise UsageError(f"view {spec.name!r} has no reading rules (ViewSpec.reading): method version {method_number} "
+                         "reads every verdict and cannot judge it")
+    return spec.reading
+
+
+class VerdictReader:
+    """Plans one summary's readings and reads their results, for a judge whose method reads its verdicts."""
+
+    def __init__(self, judge: JudgeSetup):
+        self.judge = judge
+
+    # ------------------------------------------------------------ planning
+
+    def plan(self, scaffold: Scaffold | None, document: Document, candidate: Candidate, task: str | None,
+             sentences: list[str]) -> list[PlannedRequest]:
+        """The readings of one summary (of every task, or of `task`): each item's verdict and, sharing its
+        prompt up to the answer, the sentences of a fact (or another view whose rules read evidence) and the
+        error category of a sentence; each direct-score axis."""
+        shared = {"sentences": sentences, "document": document.text, "summary": candidate.summary}
+        owner = f"{candidate.doc_id}/{candidate.system}"
+        ids = tuple(str(i) for i in range(1, len(sentences) + 1))
+        planned = []
+        for name, spec in self.judge.views.items():
+            if scaffold is None or task not in (None, spec.align_task):
+                continue
+            rules = reading_rules(spec, self.judge.method.number)
+            for item in rules.items(scaffold.items(name)):
+                read = functools.partial(self._read, candidate=candidate, task=spec.align_task,
+                                         variables={**shared, "item": item})
+                planned.append(read(f"{owner}/{name}/{item['id']}", Reading(item["id"], rules.field, BOOLEAN)))
+                if rules.evidence:  # where the summary says it, had it said it: Fact Focus counts it for kept items
+                    written = f'"{rules.field}": true, '
+                    planned.append(read(f"{owner}/{name}/{item['id']}/evidence", Reading(
+                        item["id"], EVIDENCE, ids, continued="1" if len(ids) >= 10 else None), written=written))
+                    if len(ids) >= 10:  # "1" may begin 10..19: what follows it too
+                        planned.append(read(f"{owner}/{name}/{item['id']}/evidence/1",
+                                            Reading(item["id"], EVIDENCE, ids, after="1"), written=written))
+        if task in (None, sentence_check.TASK):
+            errors = tuple(c for c in self.judge.method.error_categories if c != NO_ERROR)
+            for i in range(1, len(sentences) + 1):
+                read = functools.partial(self._read, candidate=candidate, task=sentence_check.TASK,
+                                         variables={**shared, "check": i})
+                planned.append(read(f"{owner}/faithfulness/S{i}", Reading(f"S{i}", SUPPORTED, BOOLEAN)))
+                # the error, had it none: counted for the sentences judged unsupported
+                planned.append(read(f"{owner}/faithfulness/S{i}/category", Reading(f"S{i}", CATEGORY, errors),
+                                    written=f'"{SUPPORTED}": false, '))
+        if task in (None, direct_score_view.TASK):
+            read = functools.partial(self._read, candidate=candidate, task=direct_score_view.TASK, variables=shared)
+            for axis in direct_score_view.AXES:
+                planned.append(read(f"{owner}/direct_score/{axis}", Reading(axis, axis, GRADES, continued="1")))
+                planned.append(read(f"{owner}/direct_score/{axis}/1", Reading(axis, axis, GRADES, after="1")))
+        return planned
+
+    def _read(self, request_id: str, reading: Reading, *, candidate: Candidate, task: str, variables: dict[str, Any],
+              written: str = "") -> PlannedRequest:
+        """One reading: the task's prompt, then the judge's answer up to where `reading`'s value begins
+        (`written`: the fields the answer holds before it)."""
+        judge = self.judge
+        kind = "boolean" if reading.answers == BOOLEAN else "integer" if reading.answers[0].isdigit() else "string"
+        template = judge.template(task)
+        messages, parts = template.render_parts(**variables)
+        opening = "[" if reading.key == EVIDENCE else ""  # a list of sentence numbers
+        answer = Message(role="assistant", content=template.answer_opening(**variables) + written
+                         + value_prefix(reading.key, kind) + opening + reading.after)
+        model = answer_model(reading, kind)
+        doc_id, system = candidate.doc_id, candidate.system
+        request = Request(
+            id=request_id, prefix_group=doc_id, messages=(*messages, answer), json_schema=None,
+            sampling=Sampling(max_tokens=0, temperature=0.0, seed=judge.config.seed, top_logprobs=READING_ALTERNATIVES),
+            context={"task": task, "reading": {"item": reading.item, "key": reading.key, "answers": list(reading.answers),
+                                               "after": reading.after}, **variables},
+            parts=(*parts, (len(messages), 0)),  # the answer a part of its own: siblings share the item
+        )
+        return PlannedRequest(request, request.cache_key(judge.fingerprint, schema_text(model)), task, doc_id, system,
+                              model, reading)
+
+    # ------------------------------------------------------------ reading results
+
+    def record(self, planned: PlannedRequest, result: Result, record: Record) -> Record:
+        """A reading's record: its raw alternatives (`next_token`), and the verdict read from them: a
+        boolean verdict with P(true) as its confidence, or the distribution of a value (a cited sentence, an
+        error category, a grade). A reading whose alternatives hold no answer, or leave too much undecided,
+        fails for its item alone, its alternatives kept."""
+        reading = planned.reading
+        assert reading is not None
+        record.next_token = result.next_token
+        if result.finish_reason == "error":
+            record.failure = result.failure or "engine_crash"
+            return record
+        top = result.next_token or {}
+        found = distribution(top, reading.answers, reading.after)
+        problem = self._problem(found, reading, top)
+        if problem is not None or found is None:
+            # A continuation's failure fails its item only where its first reading needs it (`resolved`).
+            failed = f"{reading.item} {reading.name}" if reading.after else reading.item
+            record.failure, record.validation_error = "validation", f"{failed}: {problem}"
+            record.failed_items = {failed: problem or "no answer"}
+            return record
+        best = found.best()
+        value: Any = best == "true" if reading.answers == BOOLEAN else int(best) if best.isdigit() else best
+        try:  # the answer the judge would give, as its schema states it
+            planned.model.model_validate({reading.key: [value] if reading.key == EVIDENCE else value})
+        except ValidationError as exc:  # a reader bug, not the judge's: say so loudly
+            raise AssertionError(f"reading {planned.request.id} gave an invalid answer {value!r}: {exc}") from exc
+        if reading.answers == BOOLEAN:
+            record.parsed = {reading.item: {reading.key: value}}
+            record.confidence = {reading.item: found.p["true"]}
+        else:
+            record.parsed = {reading.item: {reading.name: stored(found)}}
+        return record
+
+    @staticmethod
+    def _problem(found: Distribution | None, reading: Reading, top: Mapping[str, float]) -> str | None:
+        likeliest = ", ".join(f"{t!r} {v:.2f}" for t, v in list(top.items())[:5])
+        if found is None:
+            return f"none of the answers is among the judge's likeliest next tokens ({likeliest or 'none given'})"
+        width = found.width - (found.undecided.get(reading.continued, 0.0) if reading.continued else 0.0)
+        if reading.continued:  # its other spellings (" 1") are continued by the same reading
+            width -= sum(w for t, w in found.undecided.items() if t != reading.continued and t.lstrip() == reading.continued)
+        if width > MAX_UNDECIDED:
+            return (f"undecided: {width:.2f} of the answers' mass is on tokens that begin several answers "
+                    f"({', '.join(t for t in found.undecided if t.lstrip() != reading.continued)}), "
+                    f"likeliest next tokens {likeliest}")
+        return None
+
+
+def cited(verdict: Mapping[str, Any]) -> list[int]:
+    """The summary sentence read after a kept verdict (the likeliest), or none."""
+    return [int(resolved(verdict, EVIDENCE).best())] if EVIDENCE in verdict else []
+
+
+def grades(parsed: Mapping[str, Any]) -> tuple[dict[str, float] | None, str]:
+    """Each direct-score axis's probability-weighted mean grade, or None and why not."""
+    grades = {}
+    for axis in direct_score_view.AXES:
+        if axis not in parsed or axis not in parsed[axis]:
+            return None, f"{axis} was not read"
+        read = resolved(parsed[axis], axis)
+        if read.width > MAX_UNDECIDED:
+            return None, f"{axis}: {read.width:.2f} of its grade's mass left undecided"
+        grades[axis] = round(expected(read), 4)
+    return grades, ""
+
+
+def category(verdict: Mapping[str, Any]) -> str | None:
+    """An unsupported sentence's likeliest error category, where it was read."""
+    return resolved(verdict, CATEGORY).best() if CATEGORY in verdict else None
+
+
+def answer_model(reading: Reading, kind: str) -> type[BaseModel]:
+    """The schema of a reading's answer (its cache key covers it): the field and the values it may take."""
+    value: Any
+    if kind == "boolean":
+        value = bool
+    elif kind == "integer":
+        value = Annotated[int, Field(ge=1, le=max(int(a) for a in reading.answers))]
+        if reading.key == EVIDENCE:
+            value = list[value]
+    else:
+        value = Literal[reading.answers]
+    return strict_model(f"{reading.key.capitalize().replace('_', '')}Reading", **{reading.key: (value, ...)})

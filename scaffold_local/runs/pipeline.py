@@ -1,0 +1,341 @@
+"""Documents -> scaffolds -> judgment requests -> records -> metrics.
+
+Scaffolds come from the run's source: extracted once per document by the run's own judge
+(content-addressed, reused by every later run), another judge's stored scaffolds, a finished run's,
+or a user's file. Every request's record goes to the store's judgment cache, which all runs share:
+a request already answered there, by any run, is not sent again; one whose failure would repeat
+(context overflow, invalid request, truncated twice, invalid output) is not re-sent until its cache
+key changes; one that failed for a passing reason (rate limit, server error, timeout, engine crash)
+is sent again on the next run. Requests for all summaries of a scaffold go to the engine together,
+sorted so that requests sharing a prompt prefix are adjacent. The engine starts only when a request
+is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..backends import Backend, create_backend
+from ..data.inputs import Candidate, Document, InputIssue, LoadedInput
+from ..data.store import JudgmentCache, RunFolder, ScaffoldStore
+from ..data.store.run_folder import check_run_name, now
+from ..errors import UsageError
+from ..judging.config import ModelConfig
+from ..judging.context_fit import fit_context
+from ..judging.dispatch import Dispatcher, ProgressFactory, no_progress, prefix_order
+from ..judging.judge import Judge
+from ..judging.planned import PlannedRequest
+from ..judging.prompts import PromptTemplate
+from ..judging.quality import ScaffoldQuality, inspect, quality_path, read_support, save_support, support_requests
+from ..method.document_groups import member_scores
+from ..method.metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
+from ..method.scaffold import Scaffold
+from ..method.schemas import json_schema, schema_sha256
+from ..method.versions import method_version
+from ..method.views import direct_score, labelling
+from ..provenance import package_versions, platform_info
+from ..records import Record, RunSpec, RunUsage, ScaffoldSource, describe_decision, usage_stats
+from .extracting import extract_scaffolds
+from .merged_scaffolds import add_groups, merge_chunks
+from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The input as the judge will score it, and what every front end tells its user before scoring:
+    `Pipeline.prepare` decides it once; `score`, `extract`, `evaluate()` and the Inspect scorer render it."""
+
+    loaded: LoadedInput  # the records whose requests fit the judge's context
+    issues: list[InputIssue]  # the records left out (and the long documents read in chunks), each with why
+    summary: str  # documents, summaries, systems, the judge, the method version, the verdict rule, the scaffolds
+    notes: list[str]  # what the user should know: thresholds of another version, documents not in English
+
+    @property
+    def nothing_fits(self) -> bool:
+        return not self.loaded.candidates
+
+
+def prepare_for(judge: Judge, scaffolds: str, loaded: LoadedInput, extracting: bool,
+             chunk_tokens: int | None = None) -> Prepared:
+    """`Pipeline.prepare` for one judge (`scaffolds`: where the run's scaffolds come from, in words)."""
+    fit = fit_context(judge, loaded, extraction=extracting, chunk_tokens=chunk_tokens)
+    fitted, config, method = fit.loaded, judge.config, judge.method
+    groups = f" in {len(fitted.groups)} groups" if fitted.groups else ""
+    documents = len(fitted.documents)
+    summary = (f"{documents} document{'' if documents == 1 else 's'}{groups}, {len(fitted.candidates)} summaries "
+               f"from {len(fitted.systems)} systems; judge: {config.name} ({config.backend}); method version "
+               f"{method.number}; {describe_decision(judge.thresholds, method.reads_verdicts)}; scaffolds: {scaffolds}")
+    notes = []
+    if config.thresholds and not judge.thresholds:
+        calibrated = ", ".join(map(str, sorted(config.thresholds)))
+        notes.append(f"the thresholds of {config.name} were calibrated under method version {calibrated}; under "
+                     f"version {method.number} its verdicts count as "
+                     f"{'the judge finds likelier' if method.reads_verdicts else 'it writes them'}")
+    if extracting and (language := judge.language_note(fitted.documents.values())):
+        notes.append(language)
+    return Prepared(fitted, fit.issues, summary, notes)
+
+
+@dataclass
+class RunOutcome:
+    run_dir: Path
+    resumed: bool
+    summaries: list[SummaryScores]
+    systems: list[SystemScores]
+    requests_sent: int
+    requests_reused: int
+    validation_failures: int
+    engine_errors: int  # this run's retryable failures: sent again on the next run
+    failures: dict[str, int]  # every failed judgment of the run, by failure class
+    extraction: ScaffoldSet
+    failed_summaries: dict[str, str]  # "doc/system" -> why it could not be judged at all
+    usage: RunUsage  # tokens, prefix-cache hits, finish reasons, failures, for extraction and judgments
+    scaffolds_extracted: bool = True  # by the run's own judge (else read from a file, a judge's store or a run)
+    engine_log: str | None = None  # where the engine's own messages went, where it started
+
+
+class Pipeline:
+    def __init__(
+        self,
+        config: ModelConfig,
+        store_root: Path,
+        *,
+        prompts: dict[str, PromptTemplate] | None = None,
+        backend_factory: Callable[[ModelConfig], Backend] = create_backend,
+        progress: ProgressFactory = no_progress,
+        batch_requests: int | None = None,
+        method: int | None = None,
+        scaffolds: ScaffoldSource | None = None,
+        weighted_verdicts: bool = False,
+    ):
+        if weighted_verdicts and not config.verdict_confidence:
+            config = config.model_copy(update={"verdict_confidence": True})  # the weights are the verdicts' probabilities
+        self.config = config
+        self.weighted_verdicts = weighted_verdicts
+        self.store_root = Path(store_root)
+        self.judge = Judge(config, method_version(method) if method is not None else None, prompts)
+        self.method, self.prompts = self.judge.method, self.judge.prompts
+        if weighted_verdicts and self.method.not_a_confidence:
+            raise UsageError(f"weighted verdicts need P(kept) to be a confidence, but {self.method.not_a_confidence}")
+        self.source = identify(scaffolds or ScaffoldSource())
+        self.scaffolds = ScaffoldStore(self.store_root)
+        self.cache = JudgmentCache(self.store_root)
+        self.dispatch = Dispatcher(config, self.judge, backend_factory, batch_requests or config.requests_per_call, progress)
+
+    def close(self) -> None:
+        self.dispatch.close()
+        self.cache.close()
+
+    # ------------------------------------------------------------ before anything is sent
+
+    def prepare(self, loaded: LoadedInput, *, chunk_tokens: int | None = None, extraction: bool | None = None) -> Prepared:
+        """The input fitted to the judge's context (judging/context_fit.py: long documents in chunks, documents
+        that cannot fit left out, each said), its description, and the notes a user should read first.
+        `extraction`: whether this run extracts scaffolds (default: when its scaffold source is extraction)."""
+        extracting = self.source.kind == "extracted" if extraction is None else extraction
+        return prepare_for(self.judge, self.source.describe(), loaded, extracting, chunk_tokens)
+
+    # ------------------------------------------------------------ stage 1: scaffolds
+
+    def extract(self, documents: Sequence[Document]) -> ScaffoldSet:
+        """Scaffolds by the run's own judge: stored ones reused, the rest extracted and stored. A
+        document whose extraction failed for a passing reason gets no scaffold (tried again next run)."""
+        return extract_scaffolds(self.judge, self.scaffolds, self.cache, self.dispatch, documents)
+
+    def scaffold_path(self, key: str) -> Path:
+        """Where the store keeps a scaffold."""
+        return self.scaffolds.path(key)
+
+    def scaffolds_for(self, documents: Sequence[Document]) -> ScaffoldSet:
+        """The run's scaffolds, from its source."""
+        source, docs = self.source, list(documents)
+        if source.kind == "judge":
+            other = Judge(ModelConfig.load(source.reference), self.method)
+            return from_judge(other, docs, self.scaffolds)
+        if source.kind == "run":
+            return from_run(source.reference or "", docs, self.scaffolds)
+        if source.kind == "file":
+            return from_file(Path(source.reference or ""), docs, self.scaffolds, source.default_label or "main point")
+        return self.extract(docs)
+
+    # ------------------------------------------------------------ stage 2: judgments and metrics
+
+    def score(self, loaded: LoadedInput, run_name: str | None = None, command: Sequence[str] | None = None,
+              word_budget: int | None = None) -> RunOutcome:
+        if run_name is not None:
+            check_run_name(run_name, "run_name")  # a name from outside: one plain folder under runs/
+        spec = run_spec(self.judge, self.source, loaded, command, self.weighted_verdicts)
+        run = RunFolder(self.store_root, run_name or spec.run_id or "run")
+        spec, resumed = run.open(spec, self.cache)
+        spec = spec.model_copy(update={"word_budget": word_budget})
+        try:
+            outcome, spec = self._score(loaded, run, spec, resumed)
+        except BaseException:  # a crash, Ctrl-C or a kill the process sees: the run says so
+            run.set_status(run.read_spec(), "interrupted")
+            raise
+        run.set_status(spec, "complete")
+        return outcome
+
+    def _score(self, loaded: LoadedInput, run: RunFolder, spec: RunSpec, resumed: bool) -> tuple[RunOutcome, RunSpec]:
+        sources = {d: loaded.source_of(d) for d in dict.fromkeys(c.doc_id for c in loaded.candidates)}
+        retries_before = self.dispatch.retries.copy()
+        scaffolds = self.document_scaffolds(loaded, sources)
+        add_groups(self.scaffolds, scaffolds, loaded, sources)
+        retries = {"extraction": self.dispatch.retries - retries_before}
+        run.write_input_issues([*loaded.issues, *scaffolds.issues])
+        spec = spec.model_copy(update={"scaffold_keys": {d: s.key for d, s in scaffolds.scaffolds.items()}})
+        run.write_spec(spec)
+
+        candidates = sorted(loaded.candidates, key=lambda c: (c.doc_id, c.system))
+        by_language: dict[str | None, list[str]] = {}  # one group (None) unless the splitter goes by language
+        for c in candidates:
+            by_language.setdefault(self.judge.summary_language(sources[c.doc_id]), []).append(c.summary)
+        for language, texts in by_language.items():
+            splitter = self.judge.splitter_version + (f"+{language}" if language else "")
+            self.judge.known_sentences.update(self.cache.sentences(
+                texts, splitter, functools.partial(self.judge.sentences, language=language)))
+        plans: dict[str, list[PlannedRequest]] = {}
+        failed: dict[str, str] = {}
+        for c in candidates:
+            scaffold = scaffolds.scaffolds.get(c.doc_id)
+            if scaffold is None:
+                failed[c.key] = scaffolds.unavailable.get(c.doc_id, "no scaffold")
+            else:
+                plans[c.key] = self.judge.plan(scaffold, loaded.excerpts.get(c.key, sources[c.doc_id]), c)
+        planned = [p for ps in plans.values() for p in ps]
+        run.write_requests({"cache_key": p.cache_key, "request_id": p.request.id, "task": p.task,
+                            "doc_id": p.doc_id, "system": p.system} for p in planned)
+
+        records, sent = self.answer(planned, "judging summaries")
+        retries["judgments"] = self.dispatch.retries - retries_before - retries["extraction"]
+        if self.dispatch.engine_description is not None:
+            started = {**self.dispatch.engine_description, "started_at": now()}
+            spec = spec.model_copy(update={"engines": [*spec.engines, started]})
+
+        scored = [self._scores(c, scaffolds, plans[c.key], records) for c in candidates if c.key in plans]
+        summaries = [summary for summary, _ in scored]
+        systems = system_means(summaries)
+        used = [records[p.cache_key] for p in planned if p.cache_key in records]
+        stages = {"extraction": usage_stats(scaffolds.records), "judgments": usage_stats(used)}
+        for stage, counted in retries.items():  # attempts the backend sent again, by class; a resumed run adds to them
+            stages[stage].retries = dict(sorted((counted + run.previous_retries(stage)).items()))
+        # engine time of this run folder's invocations (a resumed run adds to it)
+        usage = RunUsage(**stages, engine_seconds=round(self.dispatch.engine_seconds + run.previous_engine_seconds(), 3))
+        members = [row for _, rows in scored for row in rows] if loaded.groups else None
+        judged = candidate_rows(self.judge, candidates, scaffolds, failed, loaded.groups)
+        run.write_results(usage, summaries, systems, judged, members, used)
+        outcome = RunOutcome(
+            run_dir=run.dir, resumed=resumed, summaries=summaries, systems=systems,
+            requests_sent=len(sent), requests_reused=len(planned) - len(sent),
+            validation_failures=sum(r.validation_error is not None for r in used),
+            engine_errors=sum(r.retryable for r in sent), failures=dict(Counter(r.failure for r in used if r.failure)),
+            extraction=scaffolds, failed_summaries=failed, usage=usage,
+            scaffolds_extracted=self.source.kind == "extracted",
+            engine_log=(self.dispatch.engine_description or {}).get("log"),
+        )
+        return outcome, spec
+
+    def check(self, scaffolds: dict[str, Scaffold], documents: dict[str, Document]) -> list[ScaffoldQuality]:
+        """The judge-free checks and the judge's support check of every scaffold, saved beside it."""
+        checks = {doc_id: (s, inspect(s, self.config.limits), support_requests(self.judge, s, documents[doc_id]))
+                  for doc_id, s in scaffolds.items()}
+        records, _ = self.answer([r for _, _, planned in checks.values() for r in planned], "checking scaffolds")
+        for scaffold, quality, planned in checks.values():
+            record = self.judge.by_kind(planned, records).get("faithfulness")
+            read_support(quality, scaffold, record, self.judge)
+            if quality.unsupported is not None:
+                save_support(quality_path(self.scaffolds.path(scaffold.key)), quality)
+        return [quality for _, quality, _ in checks.values()]
+
+    def answer(self, planned: Sequence[PlannedRequest], label: str) -> tuple[dict[str, Record], list[Record]]:
+        """The records of these requests by cache key: from the store's cache where it holds a finished
+        one, the rest sent now (and cached). Also returns the records sent."""
+        records = self.cache.finished(p.cache_key for p in planned)
+        for p in planned:  # a stored invalid output is read again: today's rules may keep its valid items
+            stored = records.get(p.cache_key)
+            if stored is not None and stored.failure == "validation" and stored.failed_items is None:
+                records[p.cache_key] = self.judge.reread(p, stored)
+        pending = list({p.cache_key: p for p in planned if p.cache_key not in records}.values())
+        pending.sort(key=prefix_order)
+        sent: list[Record] = []
+
+        def keep(batch: list[Record]) -> None:
+            self.cache.put(batch)  # one transaction per engine call: a kill loses at most the call in flight
+            sent.extend(batch)
+            records.update({r.cache_key: r for r in batch})
+
+        self.dispatch.send(pending, label, keep)
+        return records, sent
+
+    def document_scaffolds(self, loaded: LoadedInput, doc_ids: Iterable[str]) -> ScaffoldSet:
+        """The scaffolds of these documents (or of a group's members), from the run's source; a long
+        document's merged from its chunks' (fit_context decided which are long)."""
+        scaffolds = self.scaffolds_for(loaded.to_extract(doc_ids))
+        merge_chunks(self.judge, self.scaffolds, self.answer, scaffolds, loaded)
+        return scaffolds
+
+    def _scores(self, candidate: Candidate, scaffolds: ScaffoldSet, planned: list[PlannedRequest],
+                records: dict[str, Record]) -> tuple[SummaryScores, list[dict[str, Any]]]:
+        """A summary's scores and, for a group's summary, its coverage of each member document."""
+        scaffold = scaffolds.scaffolds[candidate.doc_id]
+        mine = self.judge.by_kind(planned, records)
+        n_sentences = len(self.judge.sentences(candidate.summary))
+        judgments = self.judge.judgments(scaffold, n_sentences, mine, self.weighted_verdicts)
+        scores = score_summary(scaffold, judgments, system=candidate.system, n_sentences=n_sentences,
+                               rouge_l_value=rouge_l(candidate.summary, candidate.references))
+        members = [{"group": candidate.doc_id, **m.model_dump()}
+                   for m in member_scores(scaffold, judgments, candidate.system, n_sentences)]
+        return scores, members
+
+
+
+def candidate_rows(judge: Judge, candidates: list[Candidate], scaffolds: ScaffoldSet, failed: dict[str, str],
+                    groups: dict[str, tuple[str, ...]]) -> list[dict[str, Any]]:
+    return [
+        {"record": c.record, "doc_id": c.doc_id, "system": c.system, "summary": c.summary,
+         "sentences": judge.sentences(c.summary), "references": list(c.references),
+         "scaffold_key": scaffolds.scaffolds[c.doc_id].key if c.doc_id in scaffolds.scaffolds else None,
+         "failed": failed.get(c.key), **({"members": list(groups[c.doc_id])} if c.doc_id in groups else {})}
+        for c in candidates
+    ]
+
+
+def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command: Sequence[str] | None,
+             weighted_verdicts: bool = False) -> RunSpec:
+    """What the run is: its identity (input, judge, prompts, schemas, scaffold source) and provenance."""
+    config = judge.config
+    limits = config.limits
+    if loaded.chunks:
+        judge.template(labelling.TASK)  # its prompt is part of the run
+    static_schemas = {spec.extract_task: schema_sha256(json_schema(spec.extraction_model(limits, judge.method)))
+                      for spec in judge.views.values()}
+    static_schemas[direct_score.TASK] = schema_sha256(json_schema(direct_score.direct_score_model(limits, judge.method)))
+    spec = RunSpec(
+        input={"source": loaded.source, "fingerprint": loaded.fingerprint,
+               "fields": loaded.fields.model_dump(), "split": loaded.split},
+        judge=config.model_dump(),
+        judge_fingerprint=judge.fingerprint,
+        method=judge.method.describe(),
+        prompts={task: {"ref": p.ref, "sha256": p.sha256} for task, p in sorted(judge.prompts.items())},
+        schemas={"version": str(judge.method.number), "static_sha256": static_schemas,
+                 "per_request": "alignment schemas are built per scaffold; each record holds its schema_sha256"},
+        scaffold_source=source,
+        weighted_verdicts=weighted_verdicts,
+        decision_threshold=None if weighted_verdicts else judge.decision_threshold,
+        thresholds={} if weighted_verdicts or not judge.method.reads_verdicts else judge.thresholds,
+        created_at=now(),
+        command=list(command) if command is not None else sys.argv,
+        counts={"documents": len(loaded.documents), "candidates": len(loaded.candidates),
+                "input_issues": len(loaded.issues), **({"groups": len(loaded.groups)} if loaded.groups else {}),
+                **({"chunked_documents": len(loaded.chunks)} if loaded.chunks else {})},
+        versions=package_versions(),
+        platform=platform_info(),
+    )
+    stem = Path(loaded.source).stem or "input"
+    return spec.model_copy(update={"run_id": f"{stem}-{config.name}-{spec.identity_hash()[:8]}"})

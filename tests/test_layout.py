@@ -1,0 +1,123 @@
+"""The package's layout, checked against its code: wings that import only downwards, no import circle,
+one name per module, and files, classes and functions a reader can take in at once."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "scaffold_local"
+
+# Bottom to top: a module may import from its own wing and the wings below it, never from one above.
+WINGS = [
+    ("errors", "records", "faults", "provenance"),  # what every layer shares
+    ("method",),  # what the method is: versions, schemas, scaffold, views, metrics; no model, no disk
+    ("data",),  # where data comes from (inputs, user scaffolds) and where runs go (the store)
+    ("backends",),  # the engines behind one batch-first protocol
+    ("judging",),  # how a judge is asked and read
+    ("runs",),  # a run end to end, and reading it back
+    ("analysis", "metaeval"),  # decisions from runs; agreement with people
+    ("judge_check",),
+    ("report", "evaluation", "integrations"),  # for people and notebooks
+    ("cli",),
+    ("__init__",),
+]
+WING_OF = {name: level for level, names in enumerate(WINGS) for name in names}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports(name: str, path: Path) -> set[str]:
+    """The package's modules this module imports, anywhere in it (lazy and type-checking imports too)."""
+    known = modules()
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            targets = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known] or [base]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            continue
+        out.update(t for t in targets if t in known and t != name)
+    return out
+
+
+def wing(module: str) -> int:
+    parts = module.split(".")
+    return WING_OF["__init__" if len(parts) == 1 else parts[1]]
+
+
+def test_every_top_level_module_belongs_to_a_wing():
+    top = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+           if (p.suffix == ".py" or (p / "__init__.py").is_file()) and p.name != "__pycache__"}
+    assert top - set(WING_OF) == set()
+
+
+def test_no_import_points_up_a_wing():
+    climbs = [f"{name} -> {target}" for name, path in modules().items() for target in imports(name, path)
+              if wing(target) > wing(name)]
+    assert climbs == []
+
+
+def test_no_import_circle():
+    graph = {name: imports(name, path) for name, path in modules().items()}
+    # A package's __init__ re-exporting its own modules is no circle: those edges are left out.
+    graph = {n: {t for t in ts if not t.startswith(n + ".")} for n, ts in graph.items()}
+    state: dict[str, int] = {}
+    circles = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                circles.append(" -> ".join(trail[trail.index(target):] + [target]))
+            elif target not in state:
+                visit(target, [*trail, target])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert circles == []
+
+
+def test_no_two_modules_share_a_name():
+    names: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name not in ("__init__.py", "__main__.py"):
+            names.setdefault(path.stem, []).append(str(path.relative_to(PACKAGE)))
+    for path in PACKAGE.rglob("__init__.py"):  # a package's name counts as a module's
+        if path.parent != PACKAGE:
+            names.setdefault(path.parent.name, []).append(str(path.parent.relative_to(PACKAGE)) + "/")
+    assert {name: where for name, where in names.items() if len(where) > 1} == {}
+
+
+@pytest.mark.parametrize("limit", [("file", 400), ("class", 199), ("function", 60)], ids=lambda x: x[0])
+def test_sizes_a_reader_takes_in_at_once(limit):
+    kind, most = limit
+    too_long = []
+    for path in PACKAGE.rglob("*.py"):
+        source = path.read_text()
+        if kind == "file":
+            lines = len(source.splitlines())
+            if lines > most:
+                too_long.append(f"{path.relative_to(PACKAGE)}: {lines}")
+            continue
+        wanted = ast.ClassDef if kind == "class" else (ast.FunctionDef, ast.AsyncFunctionDef)
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, wanted) and node.end_lineno - node.lineno + 1 > most:
+                too_long.append(f"{path.relative_to(PACKAGE)}:{node.name}: {node.end_lineno - node.lineno + 1}")
+    assert too_long == []
