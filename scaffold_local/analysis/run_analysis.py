@@ -14,6 +14,7 @@ from .judges import JudgeComparison, SelfConsistency, cost, item_agreement, rank
 from .length import LengthEffect, length_effect
 from .metric_agreement import MetricAgreement, metric_agreement
 from .paired import MetricComparison, compare
+from .rankings import RankingRow, side_by_side
 from .resolving import ResolvingPower, resolving_power
 from .scores import ScoreTable
 
@@ -28,6 +29,7 @@ class RunAnalysis:
     drill: ItemDrillDown
     length: LengthEffect
     overall: dict[str, SystemScores]  # each system's means over all its summaries, as `score` prints them
+    rankings: list[RankingRow] = field(default_factory=list)  # grounded pairwise beside the metrics' rankings
     budget: BudgetCompliance | None = None  # with a word budget (the run's, or one given to the analysis)
     members: MemberCoverage | None = None  # a run of document groups: coverage of each member document
 
@@ -44,11 +46,13 @@ def analyze(run: Run, seed: int = 0, word_budget: int | None = None) -> RunAnaly
     table = ScoreTable.from_run(run)
     comparisons = {metric: compare(table, metric, seed) for metric in METRICS}
     scored = {m: c for m, c in comparisons.items() if c.means}
+    items = item_verdicts(run)
     return RunAnalysis(
         run=run, table=table, comparisons=comparisons,
         resolving=[resolving_power(table, c) for c in scored.values()],
         agreement=metric_agreement(table, scored),
-        drill=drill_down(item_verdicts(run), table.systems),
+        drill=drill_down(items, table.systems),
+        rankings=side_by_side(comparisons, items, table.systems, seed),
         length=length_effect(table, list(scored)),
         overall={s.system: s for s in system_means(run.summaries)},  # from the summaries: old runs have them too
         budget=of_run(run, word_budget),

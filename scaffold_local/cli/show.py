@@ -12,7 +12,7 @@ from .. import runs
 from ..errors import UsageError
 from ..judging.quality import describe_run
 from ..records import describe_decision
-from ..report import evidence, results
+from ..report import evidence, rankings_table, results
 from .options import DsScaleOpt, check_ds_scale
 from .output import command_app, console, print_breakdowns
 
@@ -33,6 +33,9 @@ def show(
         "--items", help="with --explain: only these items, comma-separated (F1,Q2,E1.A3)")] = None,
     explain_metrics: Annotated[bool, typer.Option(
         "--explain-metrics", help="with the per-system table: what each metric means")] = False,
+    rankings: Annotated[bool, typer.Option(
+        "--rankings", help="the systems ranked by grounded pairwise preferences (Bradley-Terry) beside FPS, QPS, EPS "
+                           "and DS: pairs each separates, and Kendall tau")] = False,
 ) -> None:
     """Print a finished run: the per-system table, or the evidence behind one summary's scores."""
     check_ds_scale(ds_scale)
@@ -52,6 +55,10 @@ def show(
         return
     spec = run.spec
     console.print(results(run, ds_scale, explain_metrics))
+    if rankings:
+        from ..analysis.rankings import rankings_of  # scipy's optimiser: loaded only when asked for
+
+        console.print(rankings_table(rankings_of(run)))
     print_breakdowns(run_dir, ds_scale)
     console.print(f"judge: {spec.judge.get('name')} ({spec.judge.get('backend')}, {spec.judge.get('model')}); "
                   f"method version {spec.method_version}; {describe_decision(spec.decided_by(), spec.reads_verdicts)}; "

@@ -8,6 +8,7 @@ from itertools import groupby
 from typing import Any
 
 from rich.console import Group
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -15,6 +16,7 @@ from ..analysis.budget import OVER, WITHIN, BudgetCompliance
 from ..analysis.counted import NEAR_THRESHOLD, CountedItem, SummaryEvidence, summary_evidence
 from ..analysis.groups import GroupedVsIndividual, MemberCoverage
 from ..analysis.paired import MetricComparison, compare
+from ..analysis.rankings import GROUNDED, RankingRow
 from ..analysis.scores import ScoreTable
 from ..analysis.standings import HEADLINE, MEANINGS, Standings, main_facts_by_document, standings
 from ..judge_check.checking import describe_saved
@@ -235,6 +237,24 @@ def _sentence_table(evidence: SummaryEvidence) -> Table | Text:
 
 
 _LABEL_ORDER = {"main point": 0, "supporting detail": 1}
+
+
+def rankings_table(rows: Sequence[RankingRow]) -> Table:
+    """The systems ranked several ways side by side (analysis/rankings.py)."""
+    table = Table(title="Rankings side by side", title_justify="left", caption_justify="left", caption=(
+        "grounded pairwise: on each document the summary that keeps more main facts (then main questions, then main "
+        "entity attributes) is preferred, a tie counts half; Bradley-Terry strengths over the documents. Pairs "
+        "separated at 5%: paired t-tests (Holm) for a metric, documents resampled for pairwise."))
+    for column in ("ranked by", "best first", "pairs separated", "Kendall tau with grounded pairwise"):
+        table.add_column(column)
+    for row in rows:
+        name = row.name if row.name == GROUNDED else f"{METRICS[row.name]} (mean)"
+        order = " > ".join(f"{s} {row.scores[s]:+.2f}" if row.name == GROUNDED else f"{s} {_fmt(row.scores[s], row.name)}"
+                           for s in row.order)
+        tau = "-" if row.tau_with_grounded is None else f"{row.tau_with_grounded:.2f}"
+        separated = f"not assessed ({row.not_assessed})" if row.not_assessed else f"{row.pairs_separated} of {row.pairs}"
+        table.add_row(name, escape(order), separated, tau)
+    return table
 
 
 def evidence(run: Run, key: str, ds_scale: int = 10, explained: Mapping[str, str] | None = None) -> Group:
