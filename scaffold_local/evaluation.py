@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .analysis.budget import OVER, WITHIN, check_budget, of_run
+from .analysis.items import item_verdicts
 from .analysis.paired import compare
+from .analysis.rankings import side_by_side
 from .analysis.scores import ScoreTable
 from .data.inputs import FieldMap, InputIssue, LoadedInput, most_common_issue
 from .data.loading import load_records
@@ -52,6 +54,8 @@ class Evaluation:
     # With document groups: one row per (group, member document, system): the group summary's
     # metrics over that member's items.
     members: pd.DataFrame | None = None
+    # The systems ranked by grounded pairwise preferences beside FPS, QPS, EPS and DS (show --rankings).
+    rankings: pd.DataFrame | None = None
 
     def __repr__(self) -> str:
         return f"{self.systems.to_string(float_format=lambda v: f'{v:.3f}', na_rep='-')}\nrun folder: {self.run_dir}"
@@ -119,8 +123,8 @@ def _tables(outcome: RunOutcome, loaded: LoadedInput) -> Evaluation:
     run = runs.open(outcome.run_dir)
     table = ScoreTable.from_run(run)
     rows = []
-    for metric in METRICS:
-        comparison = compare(table, metric)
+    comparisons = {metric: compare(table, metric) for metric in METRICS}
+    for metric, comparison in comparisons.items():
         rows += [{"metric": metric, "system": m.system, "mean": m.mean, "low": _number(m.low), "high": _number(m.high),
                   "documents": len(comparison.documents)} for m in comparison.means]
     intervals = pd.DataFrame(rows, columns=["metric", "system", "mean", "low", "high", "documents"])
@@ -133,7 +137,11 @@ def _tables(outcome: RunOutcome, loaded: LoadedInput) -> Evaluation:
     members = pd.DataFrame([{"group": r["group"], "member": r["doc_id"], "system": r["system"],
                              **{m: _number(v) for m, v in r["values"].items()}} for r in run.member_scores]
                            ) if run.member_scores else None
-    return Evaluation(outcome.run_dir, summaries, systems, intervals, loaded.issues, outcome, budget, members)
+    rankings = pd.DataFrame([{"ranked_by": r.name, "order": " > ".join(r.order), "pairs_separated": r.pairs_separated,
+                              "pairs": r.pairs, "not_assessed": r.not_assessed,
+                              "kendall_tau_with_grounded": _number(r.tau_with_grounded)}
+                             for r in side_by_side(comparisons, item_verdicts(run), table.systems)])
+    return Evaluation(outcome.run_dir, summaries, systems, intervals, loaded.issues, outcome, budget, members, rankings)
 
 
 def _number(value: float | None) -> float:

@@ -48,7 +48,7 @@ def test_report_writes_every_table_as_json_csv_and_parquet(small_input, tmp_path
     out = run_dir / "report"
     tables = json.loads((out / "analysis.json").read_text())
     for name in ("system_means", "pair_differences", "rank_stability", "resolving_power", "metric_correlations",
-                 "leaders", "missed_items", "length_correlation", "length_by_system"):
+                 "leaders", "missed_items", "length_correlation", "length_by_system", "rankings"):
         assert (out / f"{name}.csv").is_file() and (out / f"{name}.parquet").is_file(), name
     fps = {r["system"]: r for r in tables["system_means"] if r["metric"] == "fps"}
     assert fps["brief"]["paired_mean"] == pytest.approx(1.0) and fps["details"]["paired_mean"] == pytest.approx(0.0)
@@ -67,6 +67,10 @@ def test_report_writes_every_table_as_json_csv_and_parquet(small_input, tmp_path
     ranked = page.split('<table class="ranked">')[1].split("</table>")[0]
     assert ranked.index(">brief</a>") < ranked.index(">details</a>")  # best first
     assert '<th>documents left out</th>' not in ranked  # no column of zeros
+    # brief is preferred to details on both documents (it keeps the main facts details misses)
+    grounded = next(r for r in tables["rankings"] if r["ranked_by"] == "grounded pairwise")
+    assert grounded["order"].startswith("brief") and grounded["not_assessed"] == "fewer than 6 documents"
+    assert "Rankings side by side: grounded pairwise" in page
 
     unfinished = tmp_path / "store" / "runs" / "nothing"
     unfinished.mkdir()
