@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .analysis.budget import OVER, WITHIN, check_budget, of_run
 from .analysis.items import item_verdicts
 from .analysis.paired import compare
-from .analysis.rankings import side_by_side
+from .analysis.rankings import side_by_side, three_digits
 from .analysis.scores import ScoreTable
 from .data.inputs import FieldMap, InputIssue, LoadedInput, most_common_issue
 from .data.loading import load_records
@@ -137,8 +137,8 @@ def _tables(outcome: RunOutcome, loaded: LoadedInput) -> Evaluation:
     members = pd.DataFrame([{"group": r["group"], "member": r["doc_id"], "system": r["system"],
                              **{m: _number(v) for m, v in r["values"].items()}} for r in run.member_scores]
                            ) if run.member_scores else None
-    rankings = pd.DataFrame([{"ranked_by": r.name, "order": " > ".join(r.order), "pairs_separated": r.pairs_separated,
-                              "pairs": r.pairs, "not_assessed": r.not_assessed,
+    rankings = pd.DataFrame([{"ranked_by": r.name, "order": r.ordered(three_digits),
+                              "pairs_separated": r.pairs_separated, "pairs": r.pairs, "not_assessed": r.not_assessed,
                               "kendall_tau_with_grounded": _number(r.tau_with_grounded)}
                              for r in side_by_side(comparisons, item_verdicts(run), table.systems)])
     return Evaluation(outcome.run_dir, summaries, systems, intervals, loaded.issues, outcome, budget, members, rankings)

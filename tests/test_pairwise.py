@@ -106,6 +106,13 @@ def test_a_ranking_has_intervals_from_resampled_documents_and_counts_separated_p
     assert five_documents.pairs_separated == 0
 
 
+def test_a_ranking_shows_ties_as_ties():
+    from scaffold_local.analysis.rankings import RankingRow, three_digits
+
+    row = RankingRow("fps", ["a", "b", "c"], {"a": 0.85, "b": 0.0, "c": 0.0}, 0, 3, None)
+    assert row.ordered(three_digits) == "a 0.850 > b 0.000 = c 0.000"
+
+
 def test_the_rankings_of_a_run_side_by_side(responder_config, small_input, tmp_path):
     pipeline = Pipeline(responder_config, tmp_path / "store")
     run = open_run(pipeline.score(load_input(small_input)).run_dir)

@@ -5,7 +5,7 @@ comparison escapes the saturation of a holistic score on their own data."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from scipy.stats import kendalltau
@@ -31,6 +31,15 @@ class RankingRow:
     tau_with_grounded: float | None  # Kendall's tau with the grounded pairwise scores (None: undefined)
     not_assessed: str | None = None  # why no pair is called separated (too few documents), or None
 
+    def ordered(self, shown: Callable[[float], str]) -> str:
+        """'a 0.85 > b 0.62 = c 0.62': best first, "=" between values that show alike."""
+        text = ""
+        for k, system in enumerate(self.order):
+            if k:
+                text += " = " if shown(self.scores[system]) == shown(self.scores[self.order[k - 1]]) else " > "
+            text += f"{system} {shown(self.scores[system])}"
+        return text
+
 
 def side_by_side(comparisons: dict[str, MetricComparison], items: Sequence[ItemVerdicts], systems: Sequence[str],
                  seed: int = 0) -> list[RankingRow]:
@@ -50,6 +59,10 @@ def side_by_side(comparisons: dict[str, MetricComparison], items: Sequence[ItemV
         rows.append(RankingRow(metric, order, means, sum(p.separated for p in comparison.pairs), len(comparison.pairs),
                                _tau(means, strength), not_assessed and f"fewer than {MIN_DOCUMENTS} documents"))
     return rows
+
+
+def three_digits(value: float) -> str:
+    return f"{value:.3f}"
 
 
 def rankings_of(run: Run, seed: int = 0) -> list[RankingRow]:

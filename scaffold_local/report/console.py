@@ -3,6 +3,7 @@ with the judge's sentence ids and justifications. (Files for machines: data/stor
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from itertools import groupby
 from typing import Any
@@ -239,6 +240,10 @@ def _sentence_table(evidence: SummaryEvidence) -> Table | Text:
 _LABEL_ORDER = {"main point": 0, "supporting detail": 1}
 
 
+def _signed(value: float) -> str:
+    return f"{value:+.2f}"
+
+
 def rankings_table(rows: Sequence[RankingRow]) -> Table:
     """The systems ranked several ways side by side (analysis/rankings.py)."""
     table = Table(title="Rankings side by side", title_justify="left", caption_justify="left", caption=(
@@ -249,8 +254,7 @@ def rankings_table(rows: Sequence[RankingRow]) -> Table:
         table.add_column(column)
     for row in rows:
         name = row.name if row.name == GROUNDED else f"{METRICS[row.name]} (mean)"
-        order = " > ".join(f"{s} {row.scores[s]:+.2f}" if row.name == GROUNDED else f"{s} {_fmt(row.scores[s], row.name)}"
-                           for s in row.order)
+        order = row.ordered(_signed if row.name == GROUNDED else functools.partial(_fmt, key=row.name))
         tau = "-" if row.tau_with_grounded is None else f"{row.tau_with_grounded:.2f}"
         separated = f"not assessed ({row.not_assessed})" if row.not_assessed else f"{row.pairs_separated} of {row.pairs}"
         table.add_row(name, escape(order), separated, tau)

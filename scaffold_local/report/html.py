@@ -66,6 +66,7 @@ def render_page(multi: MultiRunAnalysis) -> str:
         consistency=multi.consistency,
         notes=multi.notes,
         min_documents=MIN_DOCUMENTS,
+        two_digits=lambda value: _fmt(value, 2),
         seed=multi.seed,
         generated=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.groups import GroupedVsIndividual, MemberCoverage
+from ..analysis.rankings import three_digits
 from ..analysis.run_analysis import MultiRunAnalysis, RunAnalysis
 from ..data.store.score_tables import write_csv
 from ..method.metrics import METRICS
@@ -49,8 +50,9 @@ def run_tables(analysis: RunAnalysis) -> dict[str, Rows]:
         "pair_differences": pairs,
         "rank_stability": stability,
         "resolving_power": [{"run": run, **vars(r)} for r in analysis.resolving],
-        "rankings": [{"run": run, "ranked_by": r.name, "order": " > ".join(r.order), "pairs_separated": r.pairs_separated,
-                      "pairs": r.pairs, "not_assessed": r.not_assessed, "kendall_tau_with_grounded": r.tau_with_grounded,
+        "rankings": [{"run": run, "ranked_by": r.name, "order": r.ordered(three_digits),
+                      "pairs_separated": r.pairs_separated, "pairs": r.pairs, "not_assessed": r.not_assessed,
+                      "kendall_tau_with_grounded": r.tau_with_grounded,
                       **{f"score[{s}]": v for s, v in r.scores.items()}} for r in analysis.rankings],
         "metric_correlations": correlations,
         "leaders": [{"run": run, "metric": m, "leader": " = ".join(s), "tied": len(s) > 1,
