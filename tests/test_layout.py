@@ -4,6 +4,7 @@ one name per module, and files, classes and functions a reader can take in at on
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ WINGS = [
 WING_OF = {name: level for level, names in enumerate(WINGS) for name in names}
 
 
+@functools.cache
 def modules() -> dict[str, Path]:
     found = {}
     for path in sorted(PACKAGE.rglob("*.py")):

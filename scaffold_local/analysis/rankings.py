@@ -5,6 +5,7 @@ comparison escapes the saturation of a holistic score on their own data."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -76,4 +77,4 @@ def _tau(a: dict[str, float], b: dict[str, float]) -> float | None:
     if len(shared) < 2 or len({a[s] for s in shared}) < 2 or len({b[s] for s in shared}) < 2:
         return None  # a constant ranking has no order to agree with
     tau = kendalltau([a[s] for s in shared], [b[s] for s in shared]).statistic
-    return None if tau != tau else float(tau)  # NaN: undefined
+    return None if math.isnan(tau) else float(tau)

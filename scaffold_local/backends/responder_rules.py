@@ -73,6 +73,11 @@ def p_kept_by_overlap(text_key: str, threshold: float) -> Any:
     return p_kept
 
 
+# The alignment rules' own thresholds: 60% of a fact's (an attribute's) words, 50% of an expected answer's.
+_P_TEXT_KEPT = p_kept_by_overlap("text", 0.6)
+_P_ANSWERED = p_kept_by_overlap("expected_answer", 0.5)
+
+
 def justify(cited: list[int]) -> str:
     return f"matched sentences {cited}" if cited else "no sentence matches"
 
@@ -209,7 +214,7 @@ def _align_entities(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, An
 def _p_preserved(item: dict[str, Any], sentences: Sequence[str]) -> float:
     """The responder's P(preserved): the attribute's best word overlap, where the summary names the entity."""
     named = item["entity"].lower() in " ".join(sentences).lower()
-    return p_kept_by_overlap("text", 0.6)(item, sentences) if named else 0.02
+    return _P_TEXT_KEPT(item, sentences) if named else 0.02
 
 
 def check_sentences(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -256,9 +261,8 @@ def labels(context: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
 
 
 _RULES: dict[str, ResponderRules] = {
-    "facts": ResponderRules(_extract_facts, _align_facts, p_kept_by_overlap("text", 0.6), p_kept_by_overlap("text", 0.6)),
-    "questions": ResponderRules(_extract_questions, _align_questions, p_kept_by_overlap("expected_answer", 0.5),
-                                p_kept_by_overlap("expected_answer", 0.5)),
+    "facts": ResponderRules(_extract_facts, _align_facts, _P_TEXT_KEPT, _P_TEXT_KEPT),
+    "questions": ResponderRules(_extract_questions, _align_questions, _P_ANSWERED, _P_ANSWERED),
     "entities": ResponderRules(_extract_entities, _align_entities, p_true=_p_preserved),
 }
 
