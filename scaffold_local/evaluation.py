@@ -35,6 +35,7 @@ from .errors import InputError, UsageError
 from .judging.config import ModelConfig
 from .judging.dispatch import no_progress
 from .method.metrics import METRICS
+from .runs.holistic_pairs import Pairing, cost
 from .runs.pipeline import Pipeline, RunOutcome
 
 if TYPE_CHECKING:
@@ -66,11 +67,14 @@ class Evaluation:
 
 def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Path = "scaffold_store", *,
              fields: FieldMap | None = None, method_version: int | None = None, run_name: str | None = None,
-             word_budget: int | None = None, chunk_tokens: int | None = None, progress: bool = True) -> Evaluation:
+             word_budget: int | None = None, chunk_tokens: int | None = None, pairwise: str | None = None,
+             progress: bool = True) -> Evaluation:
     """Score every summary in `data` (a pandas DataFrame, a `datasets.Dataset` or a list of dicts) with
     `judge` (a model config name or path, or a ModelConfig; default: the package's default judge).
     With `word_budget`, `.budget` holds each system's compliance and every metric within and over it;
-    records with a `group` field give `.members`; `chunk_tokens` is `score --chunk-tokens`."""
+    records with a `group` field give `.members`; `chunk_tokens` is `score --chunk-tokens`; `pairwise` is
+    `score --pairwise` ("all", or a system to compare every other with): the holistic judge's pairwise
+    ranking joins `.rankings`, its cost said first as a warning."""
     check_budget(word_budget)  # before anything is scored
     # One source name for all: a DataFrame and a Dataset of the same records are one run.
     loaded = load_records(_records(data), fields)
@@ -85,9 +89,10 @@ def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Pat
         if skipped:  # shown by a notebook; the rest is scored
             warnings.warn(f"{len(skipped)} record(s) not scored, all in result.issues; the first: {skipped[0]}",
                           stacklevel=2)
-        for note in prepared.notes:
+        pairing = None if pairwise is None else Pairing.parse(pairwise, fitted.systems)
+        for note in [*prepared.notes, *([cost(pipeline.judge, fitted, pairing)] if pairing else [])]:
             warnings.warn(note, stacklevel=2)
-        outcome = pipeline.score(fitted, run_name, word_budget=word_budget)
+        outcome = pipeline.score(fitted, run_name, word_budget=word_budget, pairing=pairing)
     finally:
         pipeline.close()
     return _tables(outcome, fitted)
@@ -139,8 +144,9 @@ def _tables(outcome: RunOutcome, loaded: LoadedInput) -> Evaluation:
                            ) if run.member_scores else None
     rankings = pd.DataFrame([{"ranked_by": r.name, "order": r.ordered(three_digits),
                               "pairs_separated": r.pairs_separated, "pairs": r.pairs, "not_assessed": r.not_assessed,
-                              "kendall_tau_with_grounded": _number(r.tau_with_grounded)}
-                             for r in side_by_side(comparisons, item_verdicts(run), table.systems)])
+                              "kendall_tau_with_grounded": _number(r.tau_with_grounded), "note": r.note}
+                             for r in side_by_side(comparisons, item_verdicts(run), table.systems,
+                                                   holistic=run.holistic_pairs)])
     return Evaluation(outcome.run_dir, summaries, systems, intervals, loaded.issues, outcome, budget, members, rankings)
 
 

@@ -52,7 +52,7 @@ def analyze(run: Run, seed: int = 0, word_budget: int | None = None) -> RunAnaly
         resolving=[resolving_power(table, c) for c in scored.values()],
         agreement=metric_agreement(table, scored),
         drill=drill_down(items, table.systems),
-        rankings=side_by_side(comparisons, items, table.systems, seed),
+        rankings=side_by_side(comparisons, items, table.systems, seed, run.holistic_pairs),
         length=length_effect(table, list(scored)),
         overall={s.system: s for s in system_means(run.summaries)},  # from the summaries: old runs have them too
         budget=of_run(run, word_budget),

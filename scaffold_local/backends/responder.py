@@ -22,6 +22,8 @@ work out every metric by hand:
   threshold); a kept item's sentence is its best-overlapping one; an unsupported sentence's category
   is the faithfulness rule's; a grade is the direct-score rule's (0.8) or one below it (0.2). Numbers
   come one digit a token (as Qwen writes them: `1` then `0`), words with the space before them.
+- holistic pairwise: P(A), P(B), P(tie) from each summary's worth (document words it holds x its own
+  words the document holds), the summary shown first lifted by a fixed position bias, a tie 0.1.
 
 Sampling noise: at a temperature above 0, a fact or question verdict flips when the SHA-256 of
 "<seed>:<doc>/<system>:<item id>" starts with a byte below 64 (about one in four), so reruns with
@@ -44,6 +46,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from ..method import holistic_pairwise
 from ..method.text import overlap
 from ..method.versions import NO_ERROR
 from ..method.views import VIEW_SPECS, judgment_kind, verdict_field
@@ -59,7 +62,14 @@ from .base import (
     context_overflow,
     validate_json,
 )
-from .responder_rules import cited_verdict, direct_score_grades, sentence_category, task_rules, view_rules
+from .responder_rules import (
+    cited_verdict,
+    direct_score_grades,
+    pair_preference,
+    sentence_category,
+    task_rules,
+    view_rules,
+)
 
 CHARS_PER_TOKEN = 4
 _EVIDENCE_OPENERS = ('"sentence_ids":[', '"ids":[')
@@ -169,6 +179,9 @@ def _token_alternatives(text: str, request: Request) -> list[TokenAlternatives]:
 def _reading(ctx: dict[str, Any]) -> dict[str, float]:
     """A reading's next tokens, computed from the request: the answers' probabilities by the views' rules,
     spelled as an engine's tokens (digits one at a time, words after their space)."""
+    if ctx["task"] == holistic_pairwise.TASK:  # the answers are the tokens: A, B, tie
+        preference = pair_preference(ctx["document"], ctx["first"], ctx["second"])
+        return {answer: math.log(probability) for answer, probability in preference.items()} | {' "': math.log(0.01)}
     reading, task, sentences = ctx["reading"], ctx["task"], ctx["sentences"]
     key, after = reading["key"], reading["after"]
     view = judgment_kind(task) or ""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..method import holistic_pairwise
 from ..method.text import HAN, overlap, split_sentences
 from ..method.versions import NO_ERROR
 from ..method.views import VIEW_SPECS, direct_score, labelling
@@ -289,3 +290,19 @@ def task_rules() -> dict[str, Rule]:
         if name in _RULES:
             rules[spec.extract_task], rules[spec.align_task] = _RULES[name].extract, _RULES[name].align
     return rules
+
+
+# The holistic pairwise baseline's rule: a summary's worth is the share of the document's words it holds
+# times the share of its own words the document holds; the first shown gets a fixed lift (a position bias
+# that asking in both orders must cancel), and a tie keeps a fixed share.
+PAIR_POSITION_BIAS = 0.4  # logit added for the summary shown first
+PAIR_TIE = 0.1
+
+
+def pair_preference(document: str, first: str, second: str) -> dict[str, float]:
+    """P of A (first better), B and tie."""
+    def worth(summary: str) -> float:
+        return overlap(document, summary) * overlap(summary, document)
+    p_first = 1 / (1 + math.exp(-(10 * (worth(first) - worth(second)) + PAIR_POSITION_BIAS)))
+    return {holistic_pairwise.FIRST: (1 - PAIR_TIE) * p_first, holistic_pairwise.SECOND: (1 - PAIR_TIE) * (1 - p_first),
+            holistic_pairwise.TIE: PAIR_TIE}

@@ -9,8 +9,10 @@ import typer
 
 from .. import runs
 from ..analysis.run_analysis import analyze_runs
+from ..judging.judge import Judge
 from ..report.html import write_report
 from ..runs.comparison import judge_variants, prepare_every_judge, run_judges
+from ..runs.holistic_pairs import Pairing, cost
 from .options import (
     DEFAULT_STORE,
     DocIdField,
@@ -47,16 +49,20 @@ def compare(
     system_field: SystemField = "system",
     reference_field: ReferenceField = "reference",
     doc_id_field: DocIdField = "doc_id",
+    pairwise: Annotated[str | None, typer.Option(help=(
+        "also ask each judge which of two summaries is better (score --pairwise): `all` pairs, or one system "
+        "against every other"))] = None,
 ) -> None:
     """Score one input with several judges (or one judge with several seeds) and report how they agree."""
     loaded = read_input(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, None)
     configs = judge_variants(model, seeds, temperature)
     prepared = prepare_every_judge(configs, loaded, shared_scaffold, method_version)
     loaded = kept_in_context(prepared, configs)
-    print_notes(prepared.notes)
+    pairing = None if pairwise is None else Pairing.parse(pairwise, loaded.systems)
+    print_notes([*prepared.notes, *([f"each judge: {cost(Judge(configs[0]), loaded, pairing)}"] if pairing else [])])
     err.print(f"judges: {', '.join(c.name for c in configs)}; "
               f"{'one shared scaffold' if shared_scaffold else 'each judge its own scaffolds'}", highlight=False)
-    run_dirs = run_judges(configs, loaded, store, shared_scaffold, method_version, rich_progress)
+    run_dirs = run_judges(configs, loaded, store, shared_scaffold, method_version, rich_progress, pairing=pairing)
     target = out or store / "comparisons" / "-vs-".join(dict.fromkeys(c.name for c in configs))[:120]
     page = write_report(analyze_runs([runs.open(d) for d in run_dirs]), target)
     for run_dir in run_dirs:

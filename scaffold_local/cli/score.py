@@ -12,7 +12,8 @@ from .. import runs
 from ..data.store import check_run_name
 from ..judge_check.checking import first_use
 from ..records import RETRYABLE_FAILURES
-from ..report import results
+from ..report import rankings_table, results
+from ..runs.holistic_pairs import Pairing, cost
 from ..runs.pipeline import RunOutcome
 from ..runs.sources import source_from_options
 from .options import (
@@ -73,6 +74,9 @@ def score(
     chunk_tokens: Annotated[int | None, typer.Option(
         min=64, help="score every document longer than this many tokens in chunked mode, in chunks of at most "
                      "that many [default: only documents that do not fit the judge's context]")] = None,
+    pairwise: Annotated[str | None, typer.Option(help=(
+        "also ask the judge which of two summaries is better, each pair in both orders: `all` pairs, or one system "
+        "against every other (cheaper); ranked beside the metrics"))] = None,
 ) -> None:
     """Extract scaffolds (once per document), align every summary, compute every metric.
 
@@ -92,9 +96,10 @@ def score(
                   f"trusted is a few minutes away: scaffold-local check-judge -m {escape(model or pipeline.config.name)}",
                   highlight=False)
     err.print(prepared.summary, highlight=False)
-    print_notes(prepared.notes)
+    pairing = None if pairwise is None else Pairing.parse(pairwise, loaded.systems)
+    print_notes([*prepared.notes, *([cost(pipeline.judge, loaded, pairing)] if pairing else [])])
     try:
-        outcome = pipeline.score(loaded, run_name, word_budget=word_budget)
+        outcome = pipeline.score(loaded, run_name, word_budget=word_budget, pairing=pairing)
     finally:
         pipeline.close()
 
@@ -133,5 +138,9 @@ def print_outcome(outcome: RunOutcome, ds_scale: int) -> None:
     for key, reason in outcome.failed_summaries.items():
         err.print(f"[yellow]not judged: {escape(key)}: {escape(reason)}[/yellow]")
     console.print(results(runs.open(outcome.run_dir), ds_scale))
+    if outcome.holistic_pairs:
+        from ..analysis.rankings import rankings_of  # scipy's optimiser: loaded only when asked for
+
+        console.print(rankings_table(rankings_of(runs.open(outcome.run_dir))))
     print_breakdowns(outcome.run_dir, ds_scale)
     console.print(f"run folder: {outcome.run_dir}  (systems.json/.csv, summaries.jsonl/.csv/.parquet, records.jsonl)")

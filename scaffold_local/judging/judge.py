@@ -34,7 +34,9 @@ class Judge(JudgeSetup):
     def __init__(self, config: ModelConfig, method: MethodVersion | None = None,
                  prompts: Mapping[str, PromptTemplate] | None = None):
         super().__init__(config, method, prompts)
-        self.reader = VerdictReader(self) if self.method.reads_verdicts else None
+        # Every judge reads what it was asked to read (the holistic pairwise baseline is read under any version);
+        # only a version that reads its verdicts plans its judgments as readings.
+        self.reader = VerdictReader(self)
 
     # ------------------------------------------------------------ stage 1: extraction
 
@@ -62,7 +64,7 @@ class Judge(JudgeSetup):
         sentences = self.sentences(candidate.summary, self.summary_language(document))
         if not sentences:
             return []
-        if self.reader is not None:
+        if self.method.reads_verdicts:
             return self.reader.plan(scaffold, document, candidate, task, sentences)
         return plan_written(self, scaffold, document, candidate, task, sentences)
 
@@ -78,7 +80,6 @@ class Judge(JudgeSetup):
             max_tokens=planned.request.sampling.max_tokens, attempts=attempts,
         )
         if planned.reading is not None:
-            assert self.reader is not None, "a reading planned under a method version that writes its verdicts"
             return self.reader.record(planned, result, record)
         if result.finish_reason == "error":
             record.failure = result.failure or "engine_crash"

@@ -109,26 +109,8 @@ class VerdictReader:
 
     def _read(self, request_id: str, reading: Reading, *, candidate: Candidate, task: str, variables: dict[str, Any],
               written: str = "") -> PlannedRequest:
-        """One reading: the task's prompt, then the judge's answer up to where `reading`'s value begins
-        (`written`: the fields the answer holds before it)."""
-        judge = self.judge
-        kind = "boolean" if reading.answers == BOOLEAN else "integer" if reading.answers[0].isdigit() else "string"
-        template = judge.template(task)
-        messages, parts = template.render_parts(**variables)
-        opening = "[" if reading.key == EVIDENCE else ""  # a list of sentence numbers
-        answer = Message(role="assistant", content=template.answer_opening(**variables) + written
-                         + value_prefix(reading.key, kind) + opening + reading.after)
-        model = answer_model(reading, kind)
-        doc_id, system = candidate.doc_id, candidate.system
-        request = Request(
-            id=request_id, prefix_group=doc_id, messages=(*messages, answer), json_schema=None,
-            sampling=Sampling(max_tokens=0, temperature=0.0, seed=judge.config.seed, top_logprobs=READING_ALTERNATIVES),
-            context={"task": task, "reading": {"item": reading.item, "key": reading.key, "answers": list(reading.answers),
-                                               "after": reading.after}, **variables},
-            parts=(*parts, (len(messages), 0)),  # the answer a part of its own: siblings share the item
-        )
-        return PlannedRequest(request, request.cache_key(judge.fingerprint, schema_text(model)), task, doc_id, system,
-                              model, reading)
+        return reading_request(self.judge, request_id, reading, task=task, variables=variables,
+                               doc_id=candidate.doc_id, system=candidate.system, written=written)
 
     # ------------------------------------------------------------ reading results
 
@@ -178,6 +160,28 @@ class VerdictReader:
                     f"({', '.join(t for t in found.undecided if t.lstrip() != reading.continued)}), "
                     f"likeliest next tokens {likeliest}")
         return None
+
+
+def reading_request(judge: JudgeSetup, request_id: str, reading: Reading, *, task: str, variables: dict[str, Any],
+                    doc_id: str, system: str | None, written: str = "") -> PlannedRequest:
+    """One reading: the task's prompt, then the judge's answer up to where `reading`'s value begins
+    (`written`: the fields the answer holds before it)."""
+    kind = "boolean" if reading.answers == BOOLEAN else "integer" if reading.answers[0].isdigit() else "string"
+    template = judge.template(task)
+    messages, parts = template.render_parts(**variables)
+    opening = "[" if reading.key == EVIDENCE else ""  # a list of sentence numbers
+    answer = Message(role="assistant", content=template.answer_opening(**variables) + written
+                     + value_prefix(reading.key, kind) + opening + reading.after)
+    model = answer_model(reading, kind)
+    request = Request(
+        id=request_id, prefix_group=doc_id, messages=(*messages, answer), json_schema=None,
+        sampling=Sampling(max_tokens=0, temperature=0.0, seed=judge.config.seed, top_logprobs=READING_ALTERNATIVES),
+        context={"task": task, "reading": {"item": reading.item, "key": reading.key, "answers": list(reading.answers),
+                                           "after": reading.after}, **variables},
+        parts=(*parts, (len(messages), 0)),  # the answer a part of its own: siblings share the item
+    )
+    return PlannedRequest(request, request.cache_key(judge.fingerprint, schema_text(model)), task, doc_id, system,
+                          model, reading)
 
 
 def cited(verdict: Mapping[str, Any]) -> list[int]:

@@ -17,7 +17,7 @@ from ..analysis.budget import OVER, WITHIN, BudgetCompliance
 from ..analysis.counted import NEAR_THRESHOLD, CountedItem, SummaryEvidence, summary_evidence
 from ..analysis.groups import GroupedVsIndividual, MemberCoverage
 from ..analysis.paired import MetricComparison, compare
-from ..analysis.rankings import GROUNDED, RankingRow
+from ..analysis.rankings import GROUNDED, HOLISTIC, RankingRow
 from ..analysis.scores import ScoreTable
 from ..analysis.standings import HEADLINE, MEANINGS, Standings, main_facts_by_document, standings
 from ..judge_check.checking import describe_saved
@@ -246,15 +246,20 @@ def _signed(value: float) -> str:
 
 def rankings_table(rows: Sequence[RankingRow]) -> Table:
     """The systems ranked several ways side by side (analysis/rankings.py)."""
-    table = Table(title="Rankings side by side", title_justify="left", caption_justify="left", caption=(
+    notes = [f"{row.name}: {row.note}" for row in rows if row.note]
+    table = Table(title="Rankings side by side", title_justify="left", caption_justify="left", caption=escape(
         "grounded pairwise: on each document the summary that keeps more main facts (then main questions, then main "
-        "entity attributes) is preferred, a tie counts half; Bradley-Terry strengths over the documents. Pairs "
-        "separated at 5%: paired t-tests (Holm) for a metric, documents resampled for pairwise."))
+        "entity attributes) is preferred, a tie counts half; "
+        + ("holistic pairwise: the judge asked which of two summaries is better, each pair in both orders, P averaged; "
+           if any(row.name == HOLISTIC for row in rows) else "")
+        + "Bradley-Terry strengths over the documents. Pairs separated at 5%: paired t-tests (Holm) for a metric, "
+        "documents resampled for pairwise." + "".join(f"\n{note}" for note in notes)))
     for column in ("ranked by", "best first", "pairs separated", "Kendall tau with grounded pairwise"):
         table.add_column(column)
     for row in rows:
-        name = row.name if row.name == GROUNDED else f"{METRICS[row.name]} (mean)"
-        order = row.ordered(_signed if row.name == GROUNDED else functools.partial(_fmt, key=row.name))
+        pairwise = row.name in (GROUNDED, HOLISTIC)
+        name = row.name if pairwise else f"{METRICS[row.name]} (mean)"
+        order = row.ordered(_signed if pairwise else functools.partial(_fmt, key=row.name))
         tau = "-" if row.tau_with_grounded is None else f"{row.tau_with_grounded:.2f}"
         separated = f"not assessed ({row.not_assessed})" if row.not_assessed else f"{row.pairs_separated} of {row.pairs}"
         table.add_row(name, escape(order), separated, tau)

@@ -52,7 +52,7 @@ def run_tables(analysis: RunAnalysis) -> dict[str, Rows]:
         "resolving_power": [{"run": run, **vars(r)} for r in analysis.resolving],
         "rankings": [{"run": run, "ranked_by": r.name, "order": r.ordered(three_digits),
                       "pairs_separated": r.pairs_separated, "pairs": r.pairs, "not_assessed": r.not_assessed,
-                      "kendall_tau_with_grounded": r.tau_with_grounded,
+                      "kendall_tau_with_grounded": r.tau_with_grounded, "note": r.note,
                       **{f"score[{s}]": v for s, v in r.scores.items()}} for r in analysis.rankings],
         "metric_correlations": correlations,
         "leaders": [{"run": run, "metric": m, "leader": " = ".join(s), "tied": len(s) > 1,

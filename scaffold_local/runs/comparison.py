@@ -16,6 +16,7 @@ from ..judging.dispatch import ProgressFactory
 from ..judging.judge import Judge
 from ..method.versions import method_version
 from ..records import ScaffoldSource
+from .holistic_pairs import Pairing
 from .pipeline import Pipeline, Prepared, prepare_for
 
 DEFAULT_RERUN_TEMPERATURE = 0.7
@@ -96,9 +97,10 @@ def prepare_every_judge(configs: list[ModelConfig], loaded: LoadedInput, shared_
 
 def run_judges(configs: list[ModelConfig], loaded: LoadedInput, store: Path, shared_scaffold: bool,
                method: int | None, progress: ProgressFactory,
-               backend_factory: Callable[[ModelConfig], Backend] | None = None) -> list[Path]:
-    """Score the input with each judge in turn; with a shared scaffold, the first judge's run lends
-    its scaffolds to the others. Returns the run folders, in judge order."""
+               backend_factory: Callable[[ModelConfig], Backend] | None = None,
+               pairing: Pairing | None = None) -> list[Path]:
+    """Score the input with each judge in turn (each reading `pairing`'s pairs, where given); with a shared
+    scaffold, the first judge's run lends its scaffolds to the others. Returns the run folders, in judge order."""
     shared = _SharedBackends()
     run_dirs: list[Path] = []
     try:
@@ -107,7 +109,7 @@ def run_judges(configs: list[ModelConfig], loaded: LoadedInput, store: Path, sha
             pipeline = Pipeline(config, store, backend_factory=backend_factory or shared.factory, progress=progress,
                                 method=method, scaffolds=source)
             try:
-                run_dirs.append(pipeline.score(loaded).run_dir)
+                run_dirs.append(pipeline.score(loaded, pairing=pairing).run_dir)
             finally:
                 pipeline.close()
     finally:

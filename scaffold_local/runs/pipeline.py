@@ -17,7 +17,7 @@ import functools
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from ..judging.planned import PlannedRequest
 from ..judging.prompts import PromptTemplate
 from ..judging.quality import ScaffoldQuality, inspect, quality_path, read_support, save_support, support_requests
 from ..method.document_groups import member_scores
+from ..method.holistic_pairwise import TASK as PAIR_TASK
 from ..method.metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
 from ..method.scaffold import Scaffold
 from ..method.schemas import json_schema, schema_sha256
@@ -42,6 +43,7 @@ from ..method.views import direct_score, labelling
 from ..provenance import package_versions, platform_info
 from ..records import Record, RunSpec, RunUsage, ScaffoldSource, describe_decision, usage_stats
 from .extracting import extract_scaffolds
+from .holistic_pairs import HolisticPair, Pairing, plan_pairs, write_pairs
 from .merged_scaffolds import add_groups, merge_chunks
 from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
 
@@ -98,6 +100,7 @@ class RunOutcome:
     usage: RunUsage  # tokens, prefix-cache hits, finish reasons, failures, for extraction and judgments
     scaffolds_extracted: bool = True  # by the run's own judge (else read from a file, a judge's store or a run)
     engine_log: str | None = None  # where the engine's own messages went, where it started
+    holistic_pairs: list[HolisticPair] = field(default_factory=list)  # the holistic pairwise baseline, where asked
 
 
 class Pipeline:
@@ -167,22 +170,26 @@ class Pipeline:
     # ------------------------------------------------------------ stage 2: judgments and metrics
 
     def score(self, loaded: LoadedInput, run_name: str | None = None, command: Sequence[str] | None = None,
-              word_budget: int | None = None) -> RunOutcome:
+              word_budget: int | None = None, pairing: Pairing | None = None) -> RunOutcome:
+        """Score every summary; with `pairing`, also read the holistic pairwise baseline on those pairs."""
         if run_name is not None:
             check_run_name(run_name, "run_name")  # a name from outside: one plain folder under runs/
+        if pairing is not None:  # its prompt is part of the run's identity whether or not its cost was said first
+            self.judge.template(PAIR_TASK)
         spec = run_spec(self.judge, self.source, loaded, command, self.weighted_verdicts)
         run = RunFolder(self.store_root, run_name or spec.run_id or "run")
         spec, resumed = run.open(spec, self.cache)
         spec = spec.model_copy(update={"word_budget": word_budget})
         try:
-            outcome, spec = self._score(loaded, run, spec, resumed)
+            outcome, spec = self._score(loaded, run, spec, resumed, pairing)
         except BaseException:  # a crash, Ctrl-C or a kill the process sees: the run says so
             run.set_status(run.read_spec(), "interrupted")
             raise
         run.set_status(spec, "complete")
         return outcome
 
-    def _score(self, loaded: LoadedInput, run: RunFolder, spec: RunSpec, resumed: bool) -> tuple[RunOutcome, RunSpec]:
+    def _score(self, loaded: LoadedInput, run: RunFolder, spec: RunSpec, resumed: bool,
+               pairing: Pairing | None) -> tuple[RunOutcome, RunSpec]:
         sources = {d: loaded.source_of(d) for d in dict.fromkeys(c.doc_id for c in loaded.candidates)}
         retries_before = self.dispatch.retries.copy()
         scaffolds = self.document_scaffolds(loaded, sources)
@@ -193,13 +200,7 @@ class Pipeline:
         run.write_spec(spec)
 
         candidates = sorted(loaded.candidates, key=lambda c: (c.doc_id, c.system))
-        by_language: dict[str | None, list[str]] = {}  # one group (None) unless the splitter goes by language
-        for c in candidates:
-            by_language.setdefault(self.judge.summary_language(sources[c.doc_id]), []).append(c.summary)
-        for language, texts in by_language.items():
-            splitter = self.judge.splitter_version + (f"+{language}" if language else "")
-            self.judge.known_sentences.update(self.cache.sentences(
-                texts, splitter, functools.partial(self.judge.sentences, language=language)))
+        split_summaries(self.judge, self.cache, candidates, sources)
         plans: dict[str, list[PlannedRequest]] = {}
         failed: dict[str, str] = {}
         for c in candidates:
@@ -208,7 +209,8 @@ class Pipeline:
                 failed[c.key] = scaffolds.unavailable.get(c.doc_id, "no scaffold")
             else:
                 plans[c.key] = self.judge.plan(scaffold, loaded.excerpts.get(c.key, sources[c.doc_id]), c)
-        planned = [p for ps in plans.values() for p in ps]
+        pairs = plan_pairs(self.judge, sources, [c for c in candidates if c.key in plans], pairing) if pairing else []
+        planned = [p for ps in plans.values() for p in ps] + [r for pair in pairs for r in (pair.a_first, pair.b_first)]
         run.write_requests({"cache_key": p.cache_key, "request_id": p.request.id, "task": p.task,
                             "doc_id": p.doc_id, "system": p.system} for p in planned)
 
@@ -238,6 +240,7 @@ class Pipeline:
             extraction=scaffolds, failed_summaries=failed, usage=usage,
             scaffolds_extracted=self.source.kind == "extracted",
             engine_log=(self.dispatch.engine_description or {}).get("log"),
+            holistic_pairs=write_pairs(run, self.judge, pairing, pairs, records) if pairing else [],
         )
         return outcome, spec
 
@@ -293,6 +296,18 @@ class Pipeline:
                    for m in member_scores(scaffold, judgments, candidate.system, n_sentences)]
         return scores, members
 
+
+
+def split_summaries(judge: Judge, cache: JudgmentCache, candidates: Sequence[Candidate],
+                    sources: dict[str, Document]) -> None:
+    """Each summary's sentences, kept by the store from an earlier run where there is one (splitting was most
+    of a rerun's time), split by its document's language where the method version says so."""
+    by_language: dict[str | None, list[str]] = {}  # one group (None) unless the splitter goes by language
+    for c in candidates:
+        by_language.setdefault(judge.summary_language(sources[c.doc_id]), []).append(c.summary)
+    for language, texts in by_language.items():
+        splitter = judge.splitter_version + (f"+{language}" if language else "")
+        judge.known_sentences.update(cache.sentences(texts, splitter, functools.partial(judge.sentences, language=language)))
 
 
 def candidate_rows(judge: Judge, candidates: list[Candidate], scaffolds: ScaffoldSet, failed: dict[str, str],

@@ -27,6 +27,7 @@ from ..method.scaffold import Scaffold
 from ..method.versions import method_version
 from ..method.views import ViewVerdicts, judgment_kind
 from ..records import RUN_FORMAT_VERSION, Record, RunSpec, RunUsage
+from .holistic_pairs import HolisticPair
 
 
 class Run:
@@ -63,6 +64,12 @@ class Run:
     def member_scores(self) -> list[dict[str, Any]]:
         """A grouped run's coverage of each member document by each group summary; [] without groups."""
         return self._lines("member_scores.jsonl") if (self.dir / "member_scores.jsonl").is_file() else []
+
+    @cached_property
+    def holistic_pairs(self) -> list[HolisticPair]:
+        """The holistic pairwise baseline's preferences where the run read them (`score --pairwise`), else []."""
+        stored = self._folder.holistic_pairs()
+        return [HolisticPair(**row) for row in stored["pairs"]] if stored else []
 
     @cached_property
     def usage(self) -> RunUsage:

@@ -10,6 +10,7 @@
     <store>/runs/<run id>/usage.json          tokens, prefix-cache hits, finish reasons, failures by class
     <store>/runs/<run id>/input_issues.jsonl  bad input records, by record number and field
     <store>/runs/<run id>/member_scores.jsonl a group's summaries' scores per member document (groups only)
+    <store>/runs/<run id>/holistic_pairs.json the holistic pairwise baseline's preferences (score --pairwise)
 
 The records themselves live in the store's judgment cache, shared by all runs; running the same
 command again continues the run (only what the cache lacks, or holds as a retryable failure, is
@@ -34,6 +35,8 @@ from ...records import RUN_FORMAT_VERSION, Record, RunSpec, RunStatus, RunUsage
 from .cache import JudgmentCache
 from .scaffolds import atomic_write, remove_stale_temporaries
 from .score_tables import write_tables
+
+HOLISTIC_PAIRS = "holistic_pairs.json"
 
 RUN_NAME_CHARACTERS = "letters A-Z and a-z, digits 0-9, '.', '_' and '-'"
 _RUN_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
@@ -140,6 +143,14 @@ class RunFolder:
         if members is not None:
             self._write_jsonl("member_scores.jsonl", members)
         self._write_jsonl("records.jsonl", records)
+
+    def write_holistic_pairs(self, setup: dict[str, Any], pairs: list[dict[str, Any]]) -> None:
+        """The holistic pairwise baseline's preferences (runs/holistic_pairs.py) and how they were read."""
+        self._write_json(HOLISTIC_PAIRS, {**setup, "pairs": pairs})
+
+    def holistic_pairs(self) -> dict[str, Any] | None:
+        path = self.dir / HOLISTIC_PAIRS
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
     def _write_json(self, name: str, value: Any) -> None:
         atomic_write(self.dir / name, json.dumps(value, indent=2, ensure_ascii=False))
