@@ -33,7 +33,7 @@ def wide_console(monkeypatch):
 
 
 def eval_data(root: Path) -> Path:
-    """A tiny evaluation-data folder in the shared shape: realsumm/, frank/, summeval/."""
+    """A tiny evaluation-data folder in the shared shape: realsumm/, frank/, summeval/, summedits/."""
     realsumm = [
         {"doc_id": "factory", "document": FACTORY,
          "keyfacts": ["Alpha Corp opened a factory in Denton on Monday.", "The factory employs 200 local workers.",
@@ -76,8 +76,22 @@ def eval_data(root: Path) -> Path:
                                    ("M3", f"{first} More.", (3, 4, 4, 3))]]}
         for d, text, first in [("factory", FACTORY, "Alpha Corp opened a factory in Denton on Monday."),
                                ("library", LIBRARY, "The Oakvale library now lends bicycles to members.")]]
+
+    def summary(text, consistent, edits=None):
+        return {"system": "seed summary" if consistent else "LLM edit of seed summary", "summary": text,
+                "human": {"label_consistent": int(consistent), "edit_types": edits}}
+
+    summedits = [
+        {"doc_id": "summedits-ectsum-0", "source_dataset": "SummEdits/ectsum", "document": FACTORY, "summaries": [
+            summary("Alpha Corp opened a factory in Denton on Monday.", True),
+            summary("The factory employs 900 foreign workers.", False, ["entity_modification"]),  # 3 of 5 words
+            summary("Alpha Corp opened a factory in Denton on Friday.", False, ["entity_modification"])]},  # 5 of 6
+        {"doc_id": "summedits-podcast-0", "source_dataset": "SummEdits/podcast", "document": LIBRARY, "summaries": [
+            summary("The Oakvale library now lends bicycles to members.", True),
+            summary("The library sells coffee to visitors.", False, ["hallucinated_fact_insertion"])]},
+    ]
     for name, rows in (("realsumm/realsumm.jsonl", realsumm), ("frank/frank_sentence_level.jsonl", frank),
-                       ("summeval/summeval.jsonl", summeval)):
+                       ("summeval/summeval.jsonl", summeval), ("summedits/summedits.jsonl", summedits)):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         write_jsonl(root / name, rows)
     return root
@@ -249,6 +263,12 @@ def test_meta_eval_adapters_on_files_in_the_shared_shape(tmp_path):
 
     extraction = json.loads((out / "realsumm-extraction.json").read_text())
     assert {r["rule"] for r in extraction["tables"]["coverage"]} == {"judge", "lexical"}
+    # the responder labels each document's first two facts main; every extracted fact is a document sentence
+    per_document = extraction["tables"]["per_document"]
+    assert [r["extracted_main"] for r in per_document] == [2, 2]
+    main_matched = next(r for r in extraction["tables"]["coverage"]
+                        if r["measure"] == "extracted main facts matching a human fact")
+    assert main_matched["value"] == pytest.approx(sum(r["matched_main"] for r in per_document) / 4)
     summeval = json.loads((out / "summeval-correlation.json").read_text())
     assert summeval["items"] == 6 and {(r["level"], r["aggregation"]) for r in summeval["tables"]["correlation"]} == {
         ("summary", "pooled over summaries"), ("summary", "mean of per-document"),
@@ -570,3 +590,55 @@ def test_meta_eval_names_the_line_and_field_of_bad_labels(tmp_path, change, said
     empty = runner.invoke(app, ["meta-eval", "realsumm-alignment", "-m", str(RESPONDER_CONFIG), "--data", str(data),
                                 "--store", str(tmp_path / "store")])
     assert empty.exit_code == 2 and "holds no documents" in empty.output
+
+
+def test_pairwise_orders_against_peoples_by_hand(responder_config, tmp_path):
+    from scaffold_local.backends.responder_rules import pair_preference
+    from scaffold_local.metaeval.pairs import PAIR_SCORERS, VALUE_SCORERS
+    from scaffold_local.metaeval.tasks import run_task
+    from scaffold_local.method.text import normalize
+
+    data = eval_data(tmp_path / "eval-data")
+    pipeline = Pipeline(responder_config, tmp_path / "store")
+    try:
+        result = run_task(pipeline, "realsumm-pairs", data)
+    finally:
+        pipeline.close()
+    # factory: people's LitePyramid recall puts b (2/3) above a (1/3); library's pair is a tie for people: left out
+    [row] = result.tables["pairs"]
+    assert (row["doc_id"], row["a"], row["b"], row["people"]) == ("factory", "a", "b", 0.0)
+    # word overlap with the human key facts: a holds F1 only, b holds F2 and F3 (4 of F3's 6 content words)
+    assert row["word_overlap_fc"] == 1.0
+    assert row["rouge_l"] is None  # the data has no reference
+    # the holistic baseline as the test double's rule answers it, both orders averaged
+    summaries = {"a": "Alpha Corp opened a factory in Denton on Monday.",
+                 "b": "The factory employs 200 local workers. It cost 50 million dollars."}
+    a_first = pair_preference(normalize(FACTORY), summaries["a"], summaries["b"])
+    b_first = pair_preference(normalize(FACTORY), summaries["b"], summaries["a"])
+    p_a = (a_first["A"] + b_first["B"]) / 2 + (a_first["tie"] + b_first["tie"]) / 4
+    assert row["holistic pairwise"] == (0.5 if p_a == 0.5 else float(p_a < 0.5))
+    shares = {r["scorer"]: r for r in result.tables["pair_agreement"]}
+    assert set(shares) == {*PAIR_SCORERS, *VALUE_SCORERS}
+    assert shares["word_overlap_fc"]["share"] == 1.0 and shares["word_overlap_fc"]["pairs"] == 1
+    assert shares["rouge_l"]["pairs"] == 0 and shares["rouge_l"]["share"] is None
+    for scorer in PAIR_SCORERS:
+        assert row[scorer] in (0.0, 0.5, 1.0)
+
+
+def test_summedits_balanced_accuracy_per_domain_and_per_edit_type_by_hand(responder_config, tmp_path):
+    from scaffold_local.metaeval.tasks import run_task
+
+    root = eval_data(tmp_path / "eval-data")
+    pipeline = Pipeline(responder_config, tmp_path / "store")
+    try:
+        result = run_task(pipeline, "summedits", root)
+    finally:
+        pipeline.close()
+    # the test double calls a sentence unsupported below 80% of its content words in the document: it catches
+    # the 900 foreign workers and the coffee, and misses Friday (5 of 6 words), as word overlap does
+    assert [(r["inconsistent"], r["judge"]) for r in result.tables["per_summary"]] == [(0, 0), (1, 1), (1, 0), (0, 0), (1, 1)]
+    balanced = {r["source"]: r["value"] for r in result.tables["agreement"] if r["measure"] == "balanced_accuracy"}
+    assert balanced["judge (ectsum)"] == pytest.approx((1 / 2 + 1) / 2) and balanced["judge (podcast)"] == 1.0
+    assert "mean over 2 domains, judge: balanced accuracy 0.875" in result.summary
+    caught = {r["edit_type"]: r["judge_caught"] for r in result.tables["edit_types"]}
+    assert caught == {"entity_modification": 0.5, "hallucinated_fact_insertion": 1.0}

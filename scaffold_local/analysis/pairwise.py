@@ -31,6 +31,7 @@ class PairEvidence:
     b_only: dict[str, list[str]] = field(default_factory=dict)
     main_kept: dict[str, tuple[int, int]] = field(default_factory=dict)  # view -> (A's count, B's count)
     p_a_more_main_facts: float | None = None  # P(A keeps more main facts than B); None without main facts
+    p_b_more_main_facts: float | None = None
 
     @property
     def preference(self) -> float:
@@ -40,6 +41,15 @@ class PairEvidence:
             if a != b:
                 return 1.0 if a > b else 0.0
         return 0.5
+
+    @property
+    def probable_preference(self) -> float | None:
+        """1 where A is likelier to keep more main facts than B than the reverse, 0 the other way, 0.5 alike
+        (None without main facts): the preference by the item probabilities, not the counted verdicts."""
+        a, b = self.p_a_more_main_facts, self.p_b_more_main_facts
+        if a is None or b is None:
+            return None
+        return 0.5 if abs(a - b) < 1e-9 else float(a > b)
 
     @property
     def deciding_view(self) -> str | None:
@@ -78,9 +88,9 @@ def pair_evidence(items: Sequence[ItemVerdicts], doc_id: str, a: str, b: str) ->
     main_kept = {view: (sum(i.kept[a] for i in main if i.view == view), sum(i.kept[b] for i in main if i.view == view))
                  for view in DECIDING_VIEWS if any(i.view == view for i in main)}
     main_facts = [i for i in main if i.view == "facts"]
-    p = p_more([_probability(i, a) for i in main_facts], [_probability(i, b) for i in main_facts]) \
-        if main_facts else None
-    return PairEvidence(doc_id, a, b, a_only, b_only, main_kept, p)
+    p_a, p_b = [_probability(i, a) for i in main_facts], [_probability(i, b) for i in main_facts]
+    more = (p_more(p_a, p_b), p_more(p_b, p_a)) if main_facts else (None, None)
+    return PairEvidence(doc_id, a, b, a_only, b_only, main_kept, *more)
 
 
 def grounded_preferences(items: Sequence[ItemVerdicts], systems: Sequence[str]) -> list[PairEvidence]:

@@ -1,8 +1,9 @@
-"""`meta-eval`: how far the judge agrees with people (REALSumm key facts, FRANK sentence errors, SummEval)."""
+"""`meta-eval`: how far the judge agrees with people (REALSumm key facts and pairs, FRANK sentence errors, SummEval,
+SummEdits)."""
 
 from __future__ import annotations
 
-import enum
+import difflib
 import os
 from pathlib import Path
 from typing import Annotated
@@ -18,15 +19,15 @@ from .output import command_app, console
 
 app = command_app()
 
-MetaTask = enum.StrEnum("MetaTask", {name: name for name in [*TASKS, "all"]})  # type: ignore[misc]
+CHOICES = [*TASKS, "all"]
 
 
 @app.command("meta-eval")
 def meta_eval(
-    task: Annotated[MetaTask, typer.Argument(help="which human-labelled comparison to run")],
+    task: Annotated[str, typer.Argument(help=f"which human-labelled comparison to run: {', '.join(CHOICES)}")],
     model: ModelOpt = None,
     data: Annotated[Path | None, typer.Option(
-        help="the evaluation-data folder (realsumm/, frank/, summeval/) [env SCAFFOLD_LOCAL_EVAL_DATA]")] = None,
+        help="the evaluation-data folder (realsumm/, frank/, summeval/, summedits/) [env SCAFFOLD_LOCAL_EVAL_DATA]")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="documents to draw at random (seeded) [default: all]")] = None,
     split: Annotated[str, typer.Option(
         help="documents of one fixed half: dev (choose formats and thresholds there) or test (check them there), "
@@ -40,8 +41,13 @@ def meta_eval(
     batch_requests: BatchOpt = None,
     verdict_confidence: ConfidenceOpt = False,
 ) -> None:
-    """How far the judge agrees with people: REALSumm key facts, FRANK sentence errors, SummEval scores."""
-    chosen = list(TASKS) if task.value == "all" else [task.value]
+    """How far the judge agrees with people: REALSumm key facts and pairs, FRANK sentence errors, SummEval scores,
+    SummEdits consistency."""
+    if task not in CHOICES:
+        close = difflib.get_close_matches(task, CHOICES, n=1)
+        raise UsageError(f"no meta-evaluation task {task!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+                         hint=f"the tasks: {', '.join(CHOICES)}")
+    chosen = list(TASKS) if task == "all" else [task]
     folder = data or (Path(os.environ["SCAFFOLD_LOCAL_EVAL_DATA"]) if "SCAFFOLD_LOCAL_EVAL_DATA" in os.environ else None)
     if folder is None:
         raise UsageError("give --data <evaluation-data folder> (or set SCAFFOLD_LOCAL_EVAL_DATA)")

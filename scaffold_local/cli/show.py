@@ -35,7 +35,8 @@ def show(
         "--explain-metrics", help="with the per-system table: what each metric means")] = False,
     rankings: Annotated[bool, typer.Option(
         "--rankings", help="the systems ranked by grounded pairwise preferences (Bradley-Terry) beside FPS, QPS, EPS "
-                           "and DS: pairs each separates, and Kendall tau")] = False,
+                           "and DS, and the holistic judge's where the run read them (score --pairwise): pairs each "
+                           "separates, and Kendall tau")] = False,
 ) -> None:
     """Print a finished run: the per-system table, or the evidence behind one summary's scores."""
     check_ds_scale(ds_scale)

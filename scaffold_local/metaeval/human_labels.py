@@ -97,12 +97,32 @@ class _Summeval(_Row):
     summaries: list[_SummevalSummary] = Field(min_length=1)
 
 
-SHAPES: dict[str, type[BaseModel]] = {"realsumm": _Realsumm, "frank": _Frank, "summeval": _Summeval}
+class _SummeditsHuman(_Row):
+    label_consistent: Label  # 1: consistent with the document
+    edit_types: list[str] | None = None  # of an inconsistent edit
+
+
+class _SummeditsSummary(_Row):
+    system: str = Field(min_length=1)
+    summary: str = Field(min_length=1)
+    human: _SummeditsHuman
+
+
+class _Summedits(_Row):
+    doc_id: str | int
+    source_dataset: str = Field(min_length=1)  # "SummEdits/<domain>"
+    document: str = Field(min_length=1)
+    summaries: list[_SummeditsSummary] = Field(min_length=1)
+
+
+SHAPES: dict[str, type[BaseModel]] = {"realsumm": _Realsumm, "frank": _Frank, "summeval": _Summeval,
+                                      "summedits": _Summedits}
 
 FILES = {
     "realsumm": "realsumm/realsumm.jsonl",
     "frank": "frank/frank_sentence_level.jsonl",
     "summeval": "summeval/summeval.jsonl",
+    "summedits": "summedits/summedits.jsonl",
 }
 
 

@@ -35,6 +35,7 @@ from .agreement import HumanReferences, calibration, correlation_table, describe
 from .results import MetaEvalResult
 
 OVERLAP_PRESENT = 0.5  # word-overlap baseline and fallback: share of a fact's content words found
+MAIN = "main point"
 
 
 def document_of(doc: dict[str, Any]) -> Document:
@@ -213,18 +214,19 @@ def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
             failed_docs += 1
             continue
         ours = [f.text for f in scaffold.items("facts")]
+        labels = [f.label for f in scaffold.items("facts")]
         human = doc["keyfacts"]
         # A human fact is covered when the judge infers it from our facts, and the other way round.
         ours_as_summary = Candidate(record=1, doc_id=document.doc_id, system="extracted facts", summary="\n".join(ours))
         human_as_summary = Candidate(record=2, doc_id=document.doc_id, system="human facts", summary="\n".join(human))
         covered = _fact_requests(pipeline, facts_scaffold(document, human), document, ours_as_summary)
         matched = _fact_requests(pipeline, facts_scaffold(document, ours, origin="extracted"), document, human_as_summary)
-        plans.append((document, human, ours, covered, matched))
+        plans.append((document, human, ours, labels, covered, matched))
     records, _ = pipeline.answer([p for *_, c, m in plans for p in (*c, *m)], "matching facts")
 
     rows: list[dict[str, Any]] = []
     failed = 0
-    for document, human, ours, covered, matched in plans:
+    for document, human, ours, labels, covered, matched in plans:
         by_judge_covered = _every_fact(pipeline, covered, records, len(human))
         by_judge_matched = _every_fact(pipeline, matched, records, len(ours))
         if by_judge_covered is None or by_judge_matched is None:
@@ -233,6 +235,9 @@ def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
         rows.append({
             "doc_id": document.doc_id, "human_facts": len(human), "extracted_facts": len(ours),
             "judge_covered": sum(by_judge_covered), "judge_unmatched": len(ours) - sum(by_judge_matched),
+            # whether the judge's "main point" labels go to what people took for key facts
+            "extracted_main": labels.count(MAIN),
+            "matched_main": sum(m for m, label in zip(by_judge_matched, labels) if label == MAIN),
             "lexical_covered": sum(max(overlap(h, o) for o in ours) >= OVERLAP_PRESENT for h in human),
             "lexical_unmatched": sum(max(overlap(o, h) for h in human) < OVERLAP_PRESENT for o in ours),
         })
@@ -247,6 +252,9 @@ def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
                     "high95": covered_share[2]},
                    {"rule": rule, "measure": "extracted facts matching no human fact", "value": unmatched_share[0],
                     "low95": unmatched_share[1], "high95": unmatched_share[2]}]
+    matched_main = _pooled_share(rows, "matched_main", "extracted_main", seed)
+    shares.append({"rule": "judge", "measure": "extracted main facts matching a human fact", "value": matched_main[0],
+                   "low95": matched_main[1], "high95": matched_main[2]})
     result.tables["coverage"] = shares
     result.summary = [f"{r['measure']} ({r['rule']} rule): {_f(r['value'])} [{_f(r['low95'])}, {_f(r['high95'])}]"
                       for r in shares]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runs.pipeline import Pipeline
-from . import frank, realsumm, summeval
+from . import frank, pairs, realsumm, summedits, summeval
 from .human_labels import load
 from .results import MetaEvalResult
 
@@ -17,8 +17,10 @@ Adapter = Callable[[Pipeline, list[dict[str, Any]], int], MetaEvalResult]
 TASKS: dict[str, tuple[str, Adapter]] = {
     "realsumm-alignment": ("realsumm", realsumm.alignment),
     "realsumm-extraction": ("realsumm", realsumm.extraction),
+    "realsumm-pairs": ("realsumm", pairs.pair_orders),
     "frank": ("frank", frank.faithfulness),
     "summeval": ("summeval", summeval.correlation),
+    "summedits": ("summedits", summedits.consistency),
 }
 
 

@@ -1,0 +1,125 @@
+"""REALSumm pairwise: does a scorer order two summaries of one document as people do?
+
+The full method runs on the sampled summaries (extraction, every judgment) with the holistic pairwise
+baseline read on every pair of each document, both orders. People's order of a pair is its LitePyramid
+recall (a pair that people score alike is left out). Each scorer orders the same pairs: grounded pairwise
+(more main facts kept, then main questions, then main attributes; and by P(A keeps more main facts than
+B) against the reverse), holistic pairwise (P averaged over both orders), FPS, FC and the direct score
+(their values), ROUGE-L against the reference and word overlap with the human key facts (the lexical
+baselines). A scorer's tie counts half. Table `pair_agreement`: the share of pairs ordered as people order
+them, with a 95% interval over resampled documents; `pairs`: every pair with each scorer's order."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from typing import Any
+
+import numpy as np
+
+from ..analysis.items import item_verdicts
+from ..analysis.pairwise import grounded_preferences
+from ..data.inputs import Candidate, LoadedInput
+from ..method.metrics import rouge_l
+from ..method.text import overlap
+from ..runs import open as open_run
+from ..runs.holistic_pairs import Pairing
+from ..runs.pipeline import Pipeline
+from .agreement import grouped_bootstrap
+from .realsumm import OVERLAP_PRESENT, document_of
+from .results import MetaEvalResult
+
+VALUE_SCORERS = ("fps", "fc", "ds", "rouge_l", "word_overlap_fc")  # ordered by their values
+PAIR_SCORERS = ("grounded pairwise", "grounded pairwise P", "holistic pairwise")  # by a preference per pair
+
+
+def pair_orders(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
+    loaded, human, lexical = _input(docs)
+    outcome = pipeline.score(loaded, pairing=Pairing())
+    run = open_run(outcome.run_dir)
+    values = {(s.doc_id, s.system): {**{m: s.values.get(m) for m in ("fps", "fc", "ds")}, **lexical[s.doc_id, s.system]}
+              for s in outcome.summaries}
+    preferences: dict[tuple[str, str, str], dict[str, float | None]] = {}
+    for e in grounded_preferences(item_verdicts(run), sorted({s.system for s in outcome.summaries})):
+        preferences[e.doc_id, e.a, e.b] = {"grounded pairwise": e.preference, "grounded pairwise P": e.probable_preference}
+    for h in outcome.holistic_pairs:
+        preferences.setdefault((h.doc_id, h.a, h.b), {})["holistic pairwise"] = None if h.failure else h.value
+
+    rows = []
+    for doc in docs:
+        doc_id = str(doc["doc_id"])
+        systems = [s["system"] for s in doc["summaries"] if (doc_id, s["system"]) in values]
+        for a, b in itertools.combinations(systems, 2):
+            if human[doc_id, a] == human[doc_id, b]:
+                continue  # people score them alike: no order to agree with
+            people = float(human[doc_id, a] > human[doc_id, b])
+            row: dict[str, Any] = {"doc_id": doc_id, "a": a, "b": b, "people": people}
+            for scorer in VALUE_SCORERS:
+                row[scorer] = _agrees(_by_values(values[doc_id, a][scorer], values[doc_id, b][scorer]), people)
+            found = preferences.get((doc_id, a, b)) or {k: None if v is None else 1 - v
+                                                         for k, v in preferences.get((doc_id, b, a), {}).items()}
+            for scorer in PAIR_SCORERS:
+                row[scorer] = _agrees(_by_preference(found.get(scorer)), people)
+            rows.append(row)
+    result = MetaEvalResult("realsumm-pairs", pipeline.config.name, len(docs), len(rows), sum(outcome.failures.values()))
+    result.tables["pairs"] = rows
+    result.tables["pair_agreement"] = [_share(rows, scorer, seed) for scorer in (*PAIR_SCORERS, *VALUE_SCORERS)]
+    result.summary = [f"run folder: {outcome.run_dir}",
+                      f"{len(rows)} pairs of summaries of one document that people's LitePyramid recall orders"]
+    result.summary += [f"{r['scorer']}: {r['share']:.3f} [{_f(r['low95'])}, {_f(r['high95'])}] of {r['pairs']} pairs "
+                       "ordered as people order them" for r in result.tables["pair_agreement"] if r["share"] is not None]
+    return result
+
+
+def _input(docs: list[dict[str, Any]]) -> tuple[LoadedInput, dict[tuple[str, str], float], dict[tuple[str, str], dict]]:
+    """The sampled summaries as a run's input; people's LitePyramid recall and the lexical baselines per summary."""
+    drawn = [(str(d["doc_id"]), s["system"]) for d in docs for s in d["summaries"]]
+    loaded = LoadedInput(source="meta-eval-realsumm-pairs",
+                         fingerprint="realsumm-pairs:" + hashlib.sha256(json.dumps(drawn).encode()).hexdigest())
+    human, lexical = {}, {}
+    for doc in docs:
+        document = document_of(doc)
+        loaded.documents[document.doc_id] = document
+        for summary in doc["summaries"]:
+            key = document.doc_id, summary["system"]
+            loaded.candidates.append(Candidate(record=len(loaded.candidates) + 1, doc_id=document.doc_id,
+                                               system=summary["system"], summary=summary["summary"]))
+            human[key] = summary["human"]["litepyramid_recall"]
+            kept = [overlap(fact, summary["summary"]) >= OVERLAP_PRESENT for fact in doc["keyfacts"]]
+            lexical[key] = {"rouge_l": rouge_l(summary["summary"], [doc["reference"]] if doc.get("reference") else []),
+                            "word_overlap_fc": float(np.mean(kept)) if kept else None}
+    return loaded, human, lexical
+
+
+def _by_values(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None:
+        return None
+    return 0.5 if a == b else float(a > b)
+
+
+def _by_preference(value: float | None) -> float | None:
+    if value is None:
+        return None
+    return 0.5 if abs(value - 0.5) < 1e-9 else float(value > 0.5)
+
+
+def _agrees(order: float | None, people: float) -> float | None:
+    """1 for people's order, 0 for the other, 0.5 for a tie; None where the scorer has no value."""
+    return None if order is None else 0.5 if order == 0.5 else float(order == people)
+
+
+def _share(rows: list[dict[str, Any]], scorer: str, seed: int) -> dict[str, Any]:
+    scored = [r for r in rows if r[scorer] is not None]
+    agree = np.array([r[scorer] for r in scored], dtype=float)
+
+    def statistic(idx: np.ndarray) -> float | None:
+        return float(agree[idx].mean()) if len(idx) else None
+
+    value, low, high = grouped_bootstrap(statistic, [r["doc_id"] for r in scored], seed) if scored else (None, None, None)
+    return {"scorer": scorer, "share": value, "low95": low, "high95": high, "pairs": len(scored),
+            "documents": len({r["doc_id"] for r in scored})}
+
+
+def _f(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
