@@ -33,7 +33,7 @@ def wide_console(monkeypatch):
 
 
 def eval_data(root: Path) -> Path:
-    """A tiny evaluation-data folder in the shared shape: realsumm/, frank/, summeval/, summedits/."""
+    """A tiny evaluation-data folder in the shared shape: realsumm/, frank/, summeval/, summedits/, aggrefact_spans/."""
     realsumm = [
         {"doc_id": "factory", "document": FACTORY,
          "keyfacts": ["Alpha Corp opened a factory in Denton on Monday.", "The factory employs 200 local workers.",
@@ -90,8 +90,24 @@ def eval_data(root: Path) -> Path:
             summary("The Oakvale library now lends bicycles to members.", True),
             summary("The library sells coffee to visitors.", False, ["hallucinated_fact_insertion"])]},
     ]
+
+    def spanned(text, spans, types):
+        return {"system": "BART", "summary": text,
+                "human": {"is_consistent": int(not spans), "error_types": types, "annotated_error_spans": spans}}
+
+    aggrefact = [
+        {"doc_id": "CLIFF-cnndm-factory", "source_dataset": "CNN/DailyMail test", "document": FACTORY, "summaries": [
+            spanned("Alpha Corp opened a factory in Denton on Monday.", [], []),
+            spanned("Alpha Corp opened a factory in Denton. The factory employs 900 foreign workers.",
+                    ["900 foreign"], ["extrinsic-NP"])]},
+        {"doc_id": "Goyal21-xsum-library", "source_dataset": "XSum test", "document": LIBRARY, "summaries": [
+            spanned("The Oakvale library now lends bicycles to members on Friday.", [["on Friday"]], ["extrinsic-NP"]),
+            spanned("The library sells coffee to visitors.", ["tea"], ["extrinsic-predicate"]),  # a span found nowhere
+            spanned("Each member may borrow a bicycle for seven days.", [], [])]},
+    ]
     for name, rows in (("realsumm/realsumm.jsonl", realsumm), ("frank/frank_sentence_level.jsonl", frank),
-                       ("summeval/summeval.jsonl", summeval), ("summedits/summedits.jsonl", summedits)):
+                       ("summeval/summeval.jsonl", summeval), ("summedits/summedits.jsonl", summedits),
+                       ("aggrefact_spans/aggrefact_spans.jsonl", aggrefact)):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         write_jsonl(root / name, rows)
     return root
@@ -640,5 +656,43 @@ def test_summedits_balanced_accuracy_per_domain_and_per_edit_type_by_hand(respon
     balanced = {r["source"]: r["value"] for r in result.tables["agreement"] if r["measure"] == "balanced_accuracy"}
     assert balanced["judge (ectsum)"] == pytest.approx((1 / 2 + 1) / 2) and balanced["judge (podcast)"] == 1.0
     assert "mean over 2 domains, judge: balanced accuracy 0.875" in result.summary
-    caught = {r["edit_type"]: r["judge_caught"] for r in result.tables["edit_types"]}
+    caught = {r["type"]: r["judge_caught"] for r in result.tables["edit_types"]}
     assert caught == {"entity_modification": 0.5, "hallucinated_fact_insertion": 1.0}
+
+
+def test_aggrefact_error_spans_per_source_per_sentence_and_per_error_type_by_hand(responder_config, tmp_path):
+    from scaffold_local.metaeval.tasks import run_task
+
+    root = eval_data(tmp_path / "eval-data")
+    pipeline = Pipeline(responder_config, tmp_path / "store")
+    try:
+        result = run_task(pipeline, "aggrefact", root)
+    finally:
+        pipeline.close()
+    # the test double flags a sentence below 80% of its content words in the document: it catches the 900 foreign
+    # workers and the coffee, and misses Friday
+    assert [(r["source"], r["inconsistent"], r["judge"]) for r in result.tables["per_summary"]] == [
+        ("CNN/DM", 0, 0), ("CNN/DM", 1, 1), ("XSum", 1, 0), ("XSum", 1, 1), ("XSum", 0, 0)]
+    balanced = {r["source"]: r["value"] for r in result.tables["agreement"] if r["measure"] == "balanced_accuracy"}
+    assert balanced["judge (CNN/DM)"] == 1.0
+    assert balanced["judge (XSum)"] == pytest.approx((1 / 2 + 1) / 2)
+    assert balanced["judge (both sources)"] == pytest.approx((2 / 3 + 1) / 2)
+    # per sentence: [0] [0, 1] [1] [0] against the judge's [0] [0, 1] [0] [0]; the coffee's span is in no sentence
+    assert balanced["judge, per sentence"] == pytest.approx((1 / 2 + 1) / 2)
+    [per_sentence] = [r for r in result.tables["agreement"]
+                      if r["source"] == "judge, per sentence" and r["measure"] == "recall_present"]
+    assert (per_sentence["value"], per_sentence["items"]) == (0.5, 5)
+    assert any(line.endswith("(left out of the sentence level): 1") for line in result.summary)
+    caught = {r["type"]: r["judge_caught"] for r in result.tables["error_types"]}
+    assert caught == {"extrinsic-NP": 0.5, "extrinsic-predicate": 1.0}
+
+
+def test_error_spans_are_found_in_sentences_whatever_the_tokenization():
+    from scaffold_local.metaeval.aggrefact import error_sentences, spans_of
+
+    summary = {"human": {"annotated_error_spans": [["Lee Westwood", "world number one"], "Nedbank Golf Challenge"]}}
+    spans = spans_of(summary)
+    assert spans == ["lee westwood", "world number one", "nedbank golf challenge"]
+    sentences = ["McIlroy leads the Nedbank  Golf Challenge .", "He is level with Rory.", "Lee Westwood , too."]
+    assert error_sentences(sentences, spans) == [1, 0, 1]
+    assert error_sentences(["Nothing here."], spans) is None

@@ -1,5 +1,5 @@
 """`meta-eval`: how far the judge agrees with people (REALSumm key facts and pairs, FRANK sentence errors, SummEval,
-SummEdits)."""
+SummEdits, AggreFact)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def meta_eval(
     task: Annotated[str, typer.Argument(help=f"which human-labelled comparison to run: {', '.join(CHOICES)}")],
     model: ModelOpt = None,
     data: Annotated[Path | None, typer.Option(
-        help="the evaluation-data folder (realsumm/, frank/, summeval/, summedits/) [env SCAFFOLD_LOCAL_EVAL_DATA]")] = None,
+        help="the evaluation-data folder (realsumm/, frank/, summeval/, summedits/, aggrefact_spans/) "
+             "[env SCAFFOLD_LOCAL_EVAL_DATA]")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="documents to draw at random (seeded) [default: all]")] = None,
     split: Annotated[str, typer.Option(
         help="documents of one fixed half: dev (choose formats and thresholds there) or test (check them there), "
@@ -42,7 +43,7 @@ def meta_eval(
     verdict_confidence: ConfidenceOpt = False,
 ) -> None:
     """How far the judge agrees with people: REALSumm key facts and pairs, FRANK sentence errors, SummEval scores,
-    SummEdits consistency."""
+    SummEdits consistency, AggreFact error spans."""
     if task not in CHOICES:
         close = difflib.get_close_matches(task, CHOICES, n=1)
         raise UsageError(f"no meta-evaluation task {task!r}" + (f"; did you mean {close[0]!r}?" if close else ""),

@@ -1,5 +1,5 @@
 """Meta-evaluation: how far a judge agrees with people, on human-labelled data written by others
 (REALSumm key facts and pairwise orders, FRANK sentence errors, SummEval expert scores, SummEdits
-consistency). The data is read from its
+consistency, AggreFact error spans). The data is read from its
 folder at run time (never copied into the project); judgments go through the same judge, store and
 cache as `score`, so a rerun sends nothing new."""

@@ -115,14 +115,34 @@ class _Summedits(_Row):
     summaries: list[_SummeditsSummary] = Field(min_length=1)
 
 
+class _AggrefactHuman(_Row):
+    is_consistent: Label  # 1: no error annotated
+    error_types: list[str] | None = None
+    annotated_error_spans: list[str | list[str]] | None = None  # CLIFF: strings; Goyal'21: lists of strings
+
+
+class _AggrefactSummary(_Row):
+    system: str = Field(min_length=1)
+    summary: str = Field(min_length=1)
+    human: _AggrefactHuman
+
+
+class _Aggrefact(_Row):
+    doc_id: str | int
+    source_dataset: str = Field(min_length=1)  # "XSum test", "CNN/DailyMail test"
+    document: str = Field(min_length=1)
+    summaries: list[_AggrefactSummary] = Field(min_length=1)
+
+
 SHAPES: dict[str, type[BaseModel]] = {"realsumm": _Realsumm, "frank": _Frank, "summeval": _Summeval,
-                                      "summedits": _Summedits}
+                                      "summedits": _Summedits, "aggrefact": _Aggrefact}
 
 FILES = {
     "realsumm": "realsumm/realsumm.jsonl",
     "frank": "frank/frank_sentence_level.jsonl",
     "summeval": "summeval/summeval.jsonl",
     "summedits": "summedits/summedits.jsonl",
+    "aggrefact": "aggrefact_spans/aggrefact_spans.jsonl",
 }
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runs.pipeline import Pipeline
-from . import frank, pairs, realsumm, summedits, summeval
+from . import aggrefact, frank, pairs, realsumm, summedits, summeval
 from .human_labels import load
 from .results import MetaEvalResult
 
@@ -21,6 +21,7 @@ TASKS: dict[str, tuple[str, Adapter]] = {
     "frank": ("frank", frank.faithfulness),
     "summeval": ("summeval", summeval.correlation),
     "summedits": ("summedits", summedits.consistency),
+    "aggrefact": ("aggrefact", aggrefact.error_spans),
 }
 
 
