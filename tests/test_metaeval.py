@@ -615,6 +615,11 @@ def test_pairwise_orders_against_peoples_by_hand(responder_config, tmp_path):
     from scaffold_local.method.text import normalize
 
     data = eval_data(tmp_path / "eval-data")
+    # the factory's summaries in the order b, a: people's pairs follow the data's order, the preferences come
+    # in the systems' sorted order, and each pair must find them turned round
+    realsumm = [json.loads(line) for line in (data / "realsumm/realsumm.jsonl").read_text().splitlines()]
+    realsumm[0]["summaries"].reverse()
+    write_jsonl(data / "realsumm/realsumm.jsonl", realsumm)
     pipeline = Pipeline(responder_config, tmp_path / "store")
     try:
         result = run_task(pipeline, "realsumm-pairs", data)
@@ -622,7 +627,7 @@ def test_pairwise_orders_against_peoples_by_hand(responder_config, tmp_path):
         pipeline.close()
     # factory: people's LitePyramid recall puts b (2/3) above a (1/3); library's pair is a tie for people: left out
     [row] = result.tables["pairs"]
-    assert (row["doc_id"], row["a"], row["b"], row["people"]) == ("factory", "a", "b", 0.0)
+    assert (row["doc_id"], row["a"], row["b"], row["people"]) == ("factory", "b", "a", 1.0)
     # word overlap with the human key facts: a holds F1 only, b holds F2 and F3 (4 of F3's 6 content words)
     assert row["word_overlap_fc"] == 1.0
     assert row["rouge_l"] is None  # the data has no reference
@@ -632,12 +637,12 @@ def test_pairwise_orders_against_peoples_by_hand(responder_config, tmp_path):
     a_first = pair_preference(normalize(FACTORY), summaries["a"], summaries["b"])
     b_first = pair_preference(normalize(FACTORY), summaries["b"], summaries["a"])
     p_a = (a_first["A"] + b_first["B"]) / 2 + (a_first["tie"] + b_first["tie"]) / 4
-    assert row["holistic pairwise"] == (0.5 if p_a == 0.5 else float(p_a < 0.5))
+    assert row["holistic pairwise"] == (0.5 if p_a == 0.5 else float(p_a < 0.5))  # people prefer b
     shares = {r["scorer"]: r for r in result.tables["pair_agreement"]}
     assert set(shares) == {*PAIR_SCORERS, *VALUE_SCORERS}
     assert shares["word_overlap_fc"]["share"] == 1.0 and shares["word_overlap_fc"]["pairs"] == 1
     assert shares["rouge_l"]["pairs"] == 0 and shares["rouge_l"]["share"] is None
-    for scorer in PAIR_SCORERS:
+    for scorer in PAIR_SCORERS:  # every kind of preference found for the pair
         assert row[scorer] in (0.0, 0.5, 1.0)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from collections import defaultdict
 from typing import Any
 
 import numpy as np
@@ -40,11 +41,18 @@ def pair_orders(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -
     run = open_run(outcome.run_dir)
     values = {(s.doc_id, s.system): {**{m: s.values.get(m) for m in ("fps", "fc", "ds")}, **lexical[s.doc_id, s.system]}
               for s in outcome.summaries}
-    preferences: dict[tuple[str, str, str], dict[str, float | None]] = {}
+    # each preference under both orders of its pair, so that people's order of a pair finds it whichever way it was read
+    preferences: dict[tuple[str, str, str], dict[str, float | None]] = defaultdict(dict)
+
+    def prefer(doc_id: str, a: str, b: str, scorer: str, value: float | None) -> None:
+        preferences[doc_id, a, b][scorer] = value
+        preferences[doc_id, b, a][scorer] = None if value is None else 1 - value
+
     for e in grounded_preferences(item_verdicts(run), sorted({s.system for s in outcome.summaries})):
-        preferences[e.doc_id, e.a, e.b] = {"grounded pairwise": e.preference, "grounded pairwise P": e.probable_preference}
+        prefer(e.doc_id, e.a, e.b, "grounded pairwise", e.preference)
+        prefer(e.doc_id, e.a, e.b, "grounded pairwise P", e.probable_preference)
     for h in outcome.holistic_pairs:
-        preferences.setdefault((h.doc_id, h.a, h.b), {})["holistic pairwise"] = None if h.failure else h.value
+        prefer(h.doc_id, h.a, h.b, "holistic pairwise", None if h.failure else h.value)
 
     rows = []
     for doc in docs:
@@ -57,10 +65,8 @@ def pair_orders(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -
             row: dict[str, Any] = {"doc_id": doc_id, "a": a, "b": b, "people": people}
             for scorer in VALUE_SCORERS:
                 row[scorer] = _agrees(_by_values(values[doc_id, a][scorer], values[doc_id, b][scorer]), people)
-            found = preferences.get((doc_id, a, b)) or {k: None if v is None else 1 - v
-                                                         for k, v in preferences.get((doc_id, b, a), {}).items()}
             for scorer in PAIR_SCORERS:
-                row[scorer] = _agrees(_by_preference(found.get(scorer)), people)
+                row[scorer] = _agrees(_by_preference(preferences[doc_id, a, b].get(scorer)), people)
             rows.append(row)
     result = MetaEvalResult("realsumm-pairs", pipeline.config.name, len(docs), len(rows), sum(outcome.failures.values()))
     result.tables["pairs"] = rows
