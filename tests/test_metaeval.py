@@ -701,3 +701,20 @@ def test_error_spans_are_found_in_sentences_whatever_the_tokenization():
     sentences = ["McIlroy leads the Nedbank  Golf Challenge .", "He is level with Rory.", "Lee Westwood , too."]
     assert error_sentences(sentences, spans) == [1, 0, 1]
     assert error_sentences(["Nothing here."], spans) is None
+
+
+def test_the_benchmark_tables_keep_the_agreement_and_leave_the_labels_out(responder_config, tmp_path):
+    from benchmarks.meta_eval_tables import gather, markdown
+    from scaffold_local.metaeval.results import write
+    from scaffold_local.metaeval.tasks import run_task
+
+    pipeline = Pipeline(responder_config, tmp_path / "store")
+    try:
+        write(run_task(pipeline, "summedits", eval_data(tmp_path / "eval-data")), tmp_path / "out")
+    finally:
+        pipeline.close()
+    [run] = gather(tmp_path / "out")
+    assert set(run["tables"]) == {"agreement", "edit_types"}  # per_summary holds people's labels: left out
+    text = markdown([run], ["scaffold-local meta-eval summedits"])
+    assert "| judge (ectsum) | SummEdits label | balanced_accuracy | 0.750 |" in text
+    assert "label_consistent" not in text and "summedits-ectsum-0" not in text

@@ -1,0 +1,65 @@
+"""The aggregate tables of finished `meta-eval` runs, gathered for benchmarks/results/: agreement with people and
+its intervals, never the per-item rows (they would repeat the human labels, which stay in their own folder).
+
+    .venv/bin/python benchmarks/meta_eval_tables.py <meta-eval --out folder> [--out benchmarks/results/meta_eval_cpu]
+        [--command "the meta-eval commands that filled the folder"]
+
+Writes <out>.json (each task's sample, counts, summary lines and aggregate tables) and <out>.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PER_ITEM = {"per_summary", "f_per_summary", "fc_per_summary", "per_document", "pairs"}  # rows that hold labels
+
+
+def gather(folder: Path) -> list[dict[str, Any]]:
+    runs = []
+    for path in sorted(folder.glob("*.json")):
+        run = json.loads(path.read_text(encoding="utf-8"))
+        run["tables"] = {name: rows for name, rows in run["tables"].items() if name not in PER_ITEM}
+        runs.append(run)
+    if not runs:
+        raise SystemExit(f"{folder} holds no meta-eval results (<task>.json)")
+    return runs
+
+
+def markdown(runs: list[dict[str, Any]], commands: list[str]) -> str:
+    lines = ["# Meta-evaluation on a CPU: the default judge against people", ""]
+    lines += ["```bash", *commands, "```", ""] if commands else []
+    for run in runs:
+        drawn = ", ".join(f"{k} {v}" for k, v in run["sample"].items() if v is not None)
+        lines += [f"## {run['task']}", "", f"judge {run['judge']}: {run['documents']} documents, {run['items']} items, "
+                  f"{run['failed']} failed ({drawn})", ""]
+        lines += [f"- {line}" for line in run["summary"]] + [""]
+        for name, rows in run["tables"].items():
+            if rows:
+                columns = list(rows[0])
+                lines += [f"**{name}**", "", "| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+                lines += ["| " + " | ".join(_cell(row.get(c)) for c in columns) + " |" for row in rows] + [""]
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path, help="a meta-eval --out folder")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "meta_eval_cpu")
+    parser.add_argument("--command", action="append", default=[], help="a command that filled the folder (repeatable)")
+    args = parser.parse_args()
+    runs = gather(args.folder)
+    args.out.with_suffix(".json").write_text(json.dumps({"commands": args.command, "runs": runs}, indent=1) + "\n")
+    args.out.with_suffix(".md").write_text(markdown(runs, args.command) + "\n")
+    print(f"wrote {args.out.with_suffix('.md')}")
+
+
+if __name__ == "__main__":
+    main()
