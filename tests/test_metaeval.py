@@ -718,3 +718,24 @@ def test_the_benchmark_tables_keep_the_agreement_and_leave_the_labels_out(respon
     text = markdown([run], ["scaffold-local meta-eval summedits"])
     assert "| judge (ectsum) | SummEdits label | balanced_accuracy | 0.750 |" in text
     assert "label_consistent" not in text and "summedits-ectsum-0" not in text
+
+
+def test_summeval_pairs_are_ordered_by_each_expert_score(responder_config, tmp_path):
+    from scaffold_local.metaeval.pairs import PAIR_SCORERS
+    from scaffold_local.metaeval.tasks import run_task
+
+    pipeline = Pipeline(responder_config, tmp_path / "store")
+    try:
+        result = run_task(pipeline, "summeval-pairs", eval_data(tmp_path / "eval-data"))
+    finally:
+        pipeline.close()
+    # per document M1 (relevance 4, consistency 5) > M3 (3, 4) > M2 (1, 1): three pairs each, two documents
+    assert [(r["human"], r["doc_id"], r["a"], r["b"], r["people"]) for r in result.tables["pairs"]][:3] == [
+        ("expert relevance", "factory", "M1", "M2", 1.0), ("expert relevance", "factory", "M1", "M3", 1.0),
+        ("expert relevance", "factory", "M2", "M3", 0.0)]
+    shares = {(r["human"], r["scorer"]): r for r in result.tables["pair_agreement"]}
+    for human in ("expert relevance", "expert consistency"):
+        # ROUGE-L against the reference (M1's text): M1 1.0 > M3 (M1 and one word) > M2 (no word shared)
+        assert (shares[human, "rouge_l"]["share"], shares[human, "rouge_l"]["pairs"]) == (1.0, 6)
+        assert shares[human, "word_overlap_fc"]["pairs"] == 0  # SummEval has no human key facts
+        assert all(shares[human, scorer]["pairs"] == 6 for scorer in PAIR_SCORERS)

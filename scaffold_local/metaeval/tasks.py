@@ -17,9 +17,10 @@ Adapter = Callable[[Pipeline, list[dict[str, Any]], int], MetaEvalResult]
 TASKS: dict[str, tuple[str, Adapter]] = {
     "realsumm-alignment": ("realsumm", realsumm.alignment),
     "realsumm-extraction": ("realsumm", realsumm.extraction),
-    "realsumm-pairs": ("realsumm", pairs.pair_orders),
+    "realsumm-pairs": ("realsumm", pairs.realsumm_pairs),
     "frank": ("frank", frank.faithfulness),
     "summeval": ("summeval", summeval.correlation),
+    "summeval-pairs": ("summeval", pairs.summeval_pairs),
     "summedits": ("summedits", summedits.consistency),
     "aggrefact": ("aggrefact", aggrefact.error_spans),
 }
