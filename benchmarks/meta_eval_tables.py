@@ -23,6 +23,7 @@ def gather(folder: Path) -> list[dict[str, Any]]:
     for path in sorted(folder.glob("*.json")):
         run = json.loads(path.read_text(encoding="utf-8"))
         run["tables"] = {name: rows for name, rows in run["tables"].items() if name not in PER_ITEM}
+        run["summary"] = [line for line in run["summary"] if not line.startswith("run folder:")]  # a local path
         runs.append(run)
     if not runs:
         raise SystemExit(f"{folder} holds no meta-eval results (<task>.json)")
