@@ -38,6 +38,7 @@ def error_sentences(sentences: list[str], spans: list[str]) -> list[int] | None:
 
 
 def _plain(text: str) -> str:
+    """Lower case, single spaces, no space before punctuation: CLIFF's spans are tokenized ("Westwood ,")."""
     return re.sub(r"\s+", " ", re.sub(r"\s+([,.;:!?'])", r"\1", text)).strip().lower()
 
 
