@@ -19,7 +19,7 @@ from ..runs.pipeline import Pipeline
 from .agreement import binary_agreement
 from .frank import source_of
 from .results import MetaEvalResult
-from .sentence_checks import SCORERS, CheckedSummary, balanced_accuracy_by_group, caught_by_type, check_summaries, flagged
+from .sentence_checks import SCORERS, CheckedSummary, balanced_accuracy_by_group, caught_by_type, check_summaries
 
 REFERENCE = "AggreFact label"
 
@@ -44,10 +44,8 @@ def _plain(text: str) -> str:
 
 def error_spans(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
     checked, failed = check_summaries(pipeline, docs, "checking summaries")
-    rows = [{"doc_id": c.doc_id, "source": source_of(c.doc), "system": c.summary["system"],
-             "inconsistent": 1 - c.summary["human"]["is_consistent"],
-             "error_types": c.summary["human"].get("error_types") or [],
-             **{scorer: flagged(c, scorer) for scorer in SCORERS}} for c in checked]
+    rows = [c.row(source=source_of(c.doc), inconsistent=1 - c.summary["human"]["is_consistent"],
+                  error_types=c.summary["human"].get("error_types") or []) for c in checked]
     result = MetaEvalResult("aggrefact-spans", pipeline.config.name, len(docs), len(rows), failed)
     result.tables["per_summary"] = rows
     balanced_accuracy_by_group(result, rows, "source", REFERENCE, seed)

@@ -30,6 +30,12 @@ class CheckedSummary:
     def doc_id(self) -> str:
         return str(self.doc["doc_id"])
 
+    def row(self, **fields: Any) -> dict[str, Any]:
+        """A per-summary row: its document, system and `fields`, and per scorer 1 where it calls the summary
+        inconsistent (some sentence flagged; for the judge, F < 1)."""
+        return {"doc_id": self.doc_id, "system": self.summary["system"], **fields,
+                **{scorer: int(any(getattr(self, scorer))) for scorer in SCORERS}}
+
 
 def check_summaries(pipeline: Pipeline, docs: list[dict[str, Any]], label: str) -> tuple[list[CheckedSummary], int]:
     """Every summary of `docs` checked sentence by sentence; and how many summaries failed."""
@@ -54,11 +60,6 @@ def check_summaries(pipeline: Pipeline, docs: list[dict[str, Any]], label: str) 
         checked.append(CheckedSummary(doc, summary, sentences, [int(not v) for v in verdicts],
                                       [int(overlap(s, document.text) < OVERLAP_SUPPORTED) for s in sentences]))
     return checked, failed
-
-
-def flagged(checked: CheckedSummary, scorer: str) -> int:
-    """1 where the scorer calls the summary inconsistent: some sentence flagged (for the judge, F < 1)."""
-    return int(any(getattr(checked, scorer)))
 
 
 def balanced_accuracy_by_group(result: MetaEvalResult, rows: list[dict[str, Any]], group: str, reference: str,

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..runs.pipeline import Pipeline
 from .results import MetaEvalResult
-from .sentence_checks import SCORERS, balanced_accuracy_by_group, caught_by_type, check_summaries, flagged
+from .sentence_checks import balanced_accuracy_by_group, caught_by_type, check_summaries
 
 PUBLISHED = "SummEdits paper, all 10 domains: GPT-4 0.824, people about 0.909"
 
@@ -23,10 +23,8 @@ def domain_of(doc: dict[str, Any]) -> str:
 
 def consistency(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
     checked, failed = check_summaries(pipeline, docs, "checking summaries")
-    rows = [{"doc_id": c.doc_id, "domain": domain_of(c.doc), "system": c.summary["system"],
-             "inconsistent": 1 - c.summary["human"]["label_consistent"],
-             "edit_types": c.summary["human"].get("edit_types") or [],
-             **{scorer: flagged(c, scorer) for scorer in SCORERS}} for c in checked]
+    rows = [c.row(domain=domain_of(c.doc), inconsistent=1 - c.summary["human"]["label_consistent"],
+                  edit_types=c.summary["human"].get("edit_types") or []) for c in checked]
     result = MetaEvalResult("summedits-consistency", pipeline.config.name, len(docs), len(rows), failed)
     result.tables["per_summary"] = rows
     means = balanced_accuracy_by_group(result, rows, "domain", "SummEdits label", seed)
