@@ -221,9 +221,9 @@ class RunSpec(BaseModel):
         return identity
 
     def decided_by(self) -> dict[str, float]:
-        """The thresholds its verdicts were decided by, by kind (versions 3-6: facts and questions alike)."""
-        if self.decision_threshold is not None:
-            return {"facts": self.decision_threshold, "questions": self.decision_threshold}
+        """The thresholds its verdicts were decided by, by kind (versions 3-6, 9, 10: facts and questions alike)."""
+        if self.decision_threshold is not None:  # and a version that reads some kinds: theirs (version 10)
+            return {"facts": self.decision_threshold, "questions": self.decision_threshold, **self.thresholds}
         return dict(self.thresholds)
 
     @property

@@ -172,6 +172,63 @@ def test_versions_that_read_on_the_responder_read_what_version_6_writes(tmp_path
     assert spec["method"]["reads_verdicts"] is True and spec["thresholds"] == {}
 
 
+def test_version_10_writes_version_9s_judgments_and_reads_its_sentence_check_as_yes_or_no(tmp_path, small_input):
+    """Version 10 sends version 9's requests for every view and the direct score, byte for byte (so their
+    calibration holds), and reads each summary sentence with a plain question whose answer is P(yes), in any case;
+    on the responder its metrics are version 9's, nothing is generated for a sentence, and the sentences' threshold
+    is part of the run's identity."""
+    config = ModelConfig.load(str(RESPONDER_CONFIG))
+    document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
+    scaffold = Scaffold(key="k", doc_id="factory", document_sha256=document.sha256,
+                        facts=(Fact(id="F1", text="Alpha Corp opened a factory.", label="main point"),), questions=(),
+                        entities=())
+    candidate = Candidate(record=1, doc_id="factory", system="a", summary="Alpha Corp opened a factory. It is big.")
+
+    def keys(version: int, tasks: tuple[str, ...]) -> list[str]:
+        planned = Judge(config, method_version(version)).plan(scaffold, document, candidate)
+        return [p.cache_key for p in planned if p.task in tasks]
+
+    written = ("align_facts", "direct_score")
+    assert keys(10, written) == keys(9, written)
+    judge = Judge(config, method_version(10))
+    checks = judge.plan(scaffold, document, candidate, task="check_faithfulness")
+    assert [p.request.id for p in checks] == ["factory/a/faithfulness/S1", "factory/a/faithfulness/S2"]  # no category
+    asked = checks[1].request
+    assert asked.sampling.max_tokens == 0 and asked.messages[-1].role == "assistant" and asked.messages[-1].content == ""
+    assert asked.messages[1].content.endswith("Sentence: It is big.\nIs this sentence of the summary supported by the "
+                                              "document? Answer yes or no.")
+    record = judge.record(checks[1], Result(id=asked.id, text="", finish_reason="stop",
+                                            next_token={"Yes": log(0.6), " no": log(0.2), "yes": log(0.1), "The": log(0.1)}))
+    assert record.parsed == {"S2": {"supported": True}} and record.confidence == {"S2": pytest.approx(0.7 / 0.9)}
+
+    nine = Pipeline(config, tmp_path / "store", method=9).score(load_input(small_input))
+    calibrated = config.model_copy(update={"thresholds": {10: {"facts": 0.5, "questions": 0.5, "faithfulness": 0.6}}})
+    ten = Pipeline(calibrated, tmp_path / "store", method=10).score(load_input(small_input))
+    assert ten.failures == {} and _scores(ten) == _scores(nine)
+    records = [json.loads(line) for line in (ten.run_dir / "records.jsonl").read_text().splitlines()]
+    checks = [r for r in records if r["task"] == "check_faithfulness"]
+    assert checks and all(r["next_token"] and r["usage"]["completion_tokens"] == 0 for r in checks)
+    assert all(r["usage"]["completion_tokens"] > 0 for r in records if r["task"] == "align_facts")
+    spec = json.loads((ten.run_dir / "spec.json").read_text())
+    assert spec["decision_threshold"] == 0.5 and spec["thresholds"] == {"faithfulness": 0.6}
+
+
+def test_a_sentence_repeated_word_for_word_shares_one_reading_and_counts_for_each_of_its_items():
+    """Version 10's question does not number the sentence, so a repeated sentence is the same prompt (one cache
+    key, one reading, stored under the item that asked first); each item still gets its verdict."""
+    judge = Judge(ModelConfig.load(str(RESPONDER_CONFIG)), method_version(10))
+    document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
+    candidate = Candidate(record=1, doc_id="factory", system="a", summary="It is big. It is big.")
+    first, second = judge.plan(None, document, candidate, task="check_faithfulness")
+    assert first.cache_key == second.cache_key
+    read = judge.record(first, Result(id=first.request.id, text="", finish_reason="stop",
+                                      next_token={"No": log(0.8), "Yes": log(0.2)}))
+    joined = judge.by_kind([first, second], {first.cache_key: read})["faithfulness"]
+    assert joined.parsed == {"S1": {"supported": False}, "S2": {"supported": False}}
+    assert joined.confidence == {"S1": pytest.approx(0.2), "S2": pytest.approx(0.2)}
+    assert judge.sentence_verdicts(joined, 2) == [0.0, 0.0]
+
+
 def test_a_kill_loses_only_the_readings_in_flight(tmp_path, small_input):
     """An engine that finishes readings one after another reports each: each is stored before the call
     returns, so a run killed inside a call keeps them, and the next run sends only the rest."""

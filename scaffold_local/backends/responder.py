@@ -191,6 +191,8 @@ def _reading(ctx: dict[str, Any]) -> dict[str, float]:
         p = _yes(rules.p_true(ctx["item"], sentences) if rules is not None and rules.p_true is not None else 0.5)
     elif key == "supported":
         p = _yes(1 / (1 + math.exp(-12 * (overlap(sentences[ctx["check"] - 1], ctx["document"]) - 0.8))))
+        if reading["answers"] == ["yes", "no"]:  # a plain question: answered the way chat models begin, capitalised
+            return {"Yes": math.log(p["true"]), "No": math.log(p["false"]), "The": math.log(0.01)}
     elif key == "sentence_ids":
         text = ctx["item"].get("text") or ctx["item"].get("expected_answer", "")
         best = max(range(len(sentences)), key=lambda i: overlap(text, sentences[i]))

@@ -7,6 +7,7 @@ judgments.py (records -> metric inputs); this class only binds them to its setup
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
 from ..backends.base import Result
@@ -15,7 +16,8 @@ from ..method.metrics import Judgments
 from ..method.scaffold import Scaffold
 from ..method.schemas import json_schema, schema_sha256
 from ..method.versions import MethodVersion
-from ..method.views import ViewVerdicts
+from ..method.views import ViewVerdicts, direct_score, judgment_kind
+from ..method.views import sentences as sentence_check
 from ..records import Record
 from . import extraction
 from . import judgments as metric_inputs
@@ -64,9 +66,18 @@ class Judge(JudgeSetup):
         sentences = self.sentences(candidate.summary, self.summary_language(document))
         if not sentences:
             return []
-        if self.method.reads_verdicts:
-            return self.reader.plan(scaffold, document, candidate, task, sentences)
-        return plan_written(self, scaffold, document, candidate, task, sentences)
+        planned = []
+        for asked in self.judgment_tasks():  # each task written or read, as the method version says
+            if task in (None, asked):
+                plan = self.reader.plan if self.method.reads(judgment_kind(asked) or "") else \
+                    functools.partial(plan_written, self)
+                planned += plan(scaffold, document, candidate, asked, sentences)
+        return planned
+
+    def judgment_tasks(self) -> tuple[str, ...]:
+        """Every judgment task, in the order a summary's requests are planned: the views', the sentence check,
+        the direct score."""
+        return (*(spec.align_task for spec in self.views.values()), sentence_check.TASK, direct_score.TASK)
 
     def record(self, planned: PlannedRequest, result: Result, attempts: int = 1) -> Record:
         """One output as a record: parsed, or failed with its class (an engine's own, "truncated"

@@ -25,17 +25,33 @@ def by_kind(planned: Sequence[PlannedRequest], records: Mapping[str, Record]) ->
     grouped: dict[str, list[Record]] = {}
     for p in planned:
         if p.cache_key in records:
-            grouped.setdefault(judgment_kind(p.task), []).append(records[p.cache_key])  # type: ignore[arg-type]
+            grouped.setdefault(judgment_kind(p.task), []).append(as_asked(p, records[p.cache_key]))  # type: ignore[arg-type]
     asked = Counter(judgment_kind(p.task) for p in planned)
     return {kind: join_records(found) for kind, found in grouped.items() if len(found) == asked[kind]}
+
+
+def as_asked(planned: PlannedRequest, record: Record) -> Record:
+    """A reading's record under the item that asked it: items whose prompts are identical (a summary that repeats a
+    sentence word for word, read by a prompt that does not number it) share one cached reading, which holds the
+    item that asked first."""
+    item = planned.reading.item if planned.reading is not None else None
+    stored = next(iter(record.parsed or record.failed_items or {}), "").split(" ")[0]
+    if item is None or stored in ("", item):
+        return record
+
+    def renamed(found: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        return None if found is None else {(item + k[len(stored):] if k.split(" ")[0] == stored else k): v
+                                           for k, v in found.items()}
+
+    return record.model_copy(update={"parsed": renamed(record.parsed), "confidence": renamed(record.confidence),
+                                     "failed_items": renamed(record.failed_items)})
 
 
 def view_verdicts(judge: JudgeSetup, view: str, record: Record, weighted: bool = False) -> ViewVerdicts:
     """A view's verdicts as this judge decides them: the output's own, or, for every item whose
     P(kept) was recorded, P(kept) itself (`weighted`) or P(kept) >= the config's decision threshold.
     Items whose verdict failed are in `failed`, neither kept nor missed."""
-    reads = judge.method.reads_verdicts
-    parsed = record.parsed if reads else None
+    parsed = record.parsed if judge.method.reads(view) else None
     if parsed is not None:
         field = judge.views[view].reading.field  # type: ignore[union-attr]  # planned only where it has one
         verdicts = ViewVerdicts(kept={i: v[field] for i, v in parsed.items() if field in v},
@@ -55,10 +71,10 @@ def view_verdicts(judge: JudgeSetup, view: str, record: Record, weighted: bool =
 
 
 def sentence_verdicts(judge: JudgeSetup, record: Record, n_sentences: int, weighted: bool = False) -> list[float | None]:
-    """Each summary sentence faithful (1) or not (0), or P(supported) when `weighted` (method version 7);
+    """Each summary sentence faithful (1) or not (0), or P(supported) when `weighted` (where it is read);
     None where its verdict failed."""
     parsed, failed = record.parsed or {}, record.failed_items or {}
-    if not judge.method.reads_verdicts:
+    if not judge.method.reads(sentence_check.KIND):
         return [None if ok is None else float(ok) for ok in sentence_check.read_faithful(parsed, failed, n_sentences)]
     threshold, confidence = judge.thresholds.get(sentence_check.KIND), record.confidence or {}
     out: list[float | None] = []
@@ -102,7 +118,7 @@ def judgments(judge: JudgeSetup, scaffold: Scaffold, n_sentences: int, records: 
         elif kind == sentence_check.KIND:
             assert record is not None
             out.sentence_faithful = sentence_verdicts(judge, record, n_sentences, weighted)
-        elif judge.method.reads_verdicts:
+        elif judge.method.reads(direct_score.KIND):
             read, why = grades(parsed)
             if read is None:
                 out.failures[kind] = why

@@ -20,6 +20,7 @@ from ..data.store import ScaffoldStore
 from ..method.scaffold import Scaffold
 from ..method.schemas import SchemaLimits
 from ..method.text import content_words, overlap
+from ..method.views import sentences as sentence_check
 from .config import ModelConfig
 from .read_verdicts import category as read_category
 
@@ -103,7 +104,7 @@ def read_support(quality: ScaffoldQuality, scaffold: Scaffold, record: Any, judg
         if supported is None or supported >= 0.5:
             continue  # supported, or this fact's check failed: neither supported nor unsupported
         verdict = record.parsed.get(f"S{i}", {})
-        category = read_category(verdict) if judge.method.reads_verdicts else verdict.get("category")
+        category = read_category(verdict) if judge.method.reads(sentence_check.KIND) else verdict.get("category")
         quality.unsupported.append(fact.id)
         quality.unsupported_reasons[fact.id] = f"{category}: {verdict.get('reason', '')}".rstrip(": ")
 

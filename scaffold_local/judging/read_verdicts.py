@@ -36,6 +36,7 @@ from .planned import PlannedRequest
 from .readings import (
     MAX_UNDECIDED,
     READING_ALTERNATIVES,
+    YES_NO,
     Distribution,
     Reading,
     distribution,
@@ -93,13 +94,15 @@ class VerdictReader:
                                             Reading(item["id"], EVIDENCE, ids, after="1"), written=written))
         if task in (None, sentence_check.TASK):
             errors = tuple(c for c in self.judge.method.error_categories if c != NO_ERROR)
+            yes_no = self.judge.method.sentences_yes_no
             for i in range(1, len(sentences) + 1):
                 read = functools.partial(self._read, candidate=candidate, task=sentence_check.TASK,
                                          variables={**shared, "check": i})
-                planned.append(read(f"{owner}/faithfulness/S{i}", Reading(f"S{i}", SUPPORTED, BOOLEAN)))
-                # the error, had it none: counted for the sentences judged unsupported
-                planned.append(read(f"{owner}/faithfulness/S{i}/category", Reading(f"S{i}", CATEGORY, errors),
-                                    written=f'"{SUPPORTED}": false, '))
+                verdict = Reading(f"S{i}", SUPPORTED, YES_NO if yes_no else BOOLEAN)
+                planned.append(read(f"{owner}/faithfulness/S{i}", verdict))
+                if not yes_no:  # the error, had it none: counted for the sentences judged unsupported
+                    planned.append(read(f"{owner}/faithfulness/S{i}/category", Reading(f"S{i}", CATEGORY, errors),
+                                        written=f'"{SUPPORTED}": false, '))
         if task in (None, direct_score_view.TASK):
             read = functools.partial(self._read, candidate=candidate, task=direct_score_view.TASK, variables=shared)
             for axis in direct_score_view.AXES:
@@ -135,14 +138,15 @@ class VerdictReader:
             record.failed_items = {failed: problem or "no answer"}
             return record
         best = found.best()
-        value: Any = best == "true" if reading.answers == BOOLEAN else int(best) if best.isdigit() else best
+        yes_no = reading.answers in (BOOLEAN, YES_NO)
+        value: Any = best == reading.answers[0] if yes_no else int(best) if best.isdigit() else best
         try:  # the answer the judge would give, as its schema states it
             planned.model.model_validate({reading.key: [value] if reading.key == EVIDENCE else value})
         except ValidationError as exc:  # a reader bug, not the judge's: say so loudly
             raise AssertionError(f"reading {planned.request.id} gave an invalid answer {value!r}: {exc}") from exc
-        if reading.answers == BOOLEAN:
+        if yes_no:
             record.parsed = {reading.item: {reading.key: value}}
-            record.confidence = {reading.item: found.p["true"]}
+            record.confidence = {reading.item: found.p[reading.answers[0]]}
         else:
             record.parsed = {reading.item: {reading.name: stored(found)}}
         return record
@@ -166,7 +170,8 @@ def reading_request(judge: JudgeSetup, request_id: str, reading: Reading, *, tas
                     doc_id: str, system: str | None, written: str = "") -> PlannedRequest:
     """One reading: the task's prompt, then the judge's answer up to where `reading`'s value begins
     (`written`: the fields the answer holds before it)."""
-    kind = "boolean" if reading.answers == BOOLEAN else "integer" if reading.answers[0].isdigit() else "string"
+    kind = "boolean" if reading.answers == BOOLEAN else "word" if reading.answers == YES_NO else \
+        "integer" if reading.answers[0].isdigit() else "string"
     template = judge.template(task)
     messages, parts = template.render_parts(**variables)
     opening = "[" if reading.key == EVIDENCE else ""  # a list of sentence numbers
@@ -210,7 +215,7 @@ def category(verdict: Mapping[str, Any]) -> str | None:
 def answer_model(reading: Reading, kind: str) -> type[BaseModel]:
     """The schema of a reading's answer (its cache key covers it): the field and the values it may take."""
     value: Any
-    if kind == "boolean":
+    if kind in ("boolean", "word"):
         value = bool
     elif kind == "integer":
         value = Annotated[int, Field(ge=1, le=max(int(a) for a in reading.answers))]

@@ -30,9 +30,13 @@ MIN_ANSWER_MASS = 1e-3
 READING_ALTERNATIVES = 20  # the most vLLM and OpenAI-compatible servers return
 
 
+YES_NO = ("yes", "no")  # a plain answer, not JSON: the first word of the judge's reply, in any case
+
+
 def value_prefix(key: str, kind: str) -> str:
-    """The JSON answer up to where the value of `key` begins (see the module's docstring on spaces)."""
-    return {"boolean": f'"{key}":', "integer": f'"{key}": ', "string": f'"{key}": "'}[kind]
+    """The JSON answer up to where the value of `key` begins (see the module's docstring on spaces); nothing
+    for a plain yes / no, which is the whole answer."""
+    return {"boolean": f'"{key}":', "integer": f'"{key}": ', "string": f'"{key}": "', "word": ""}[kind]
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,8 @@ class Distribution:
 def _ends(follows: str, answer: str) -> bool:
     """What `follows` an answer written in full ends its value: a string's closing quote; after a number or
     a boolean, whitespace and then `,`, `}`, `]` or nothing."""
+    if answer in YES_NO:  # a plain word ends where a letter does not follow ("Yes." "no,")
+        return not follows[:1].isalpha()
     if not (answer.isdigit() or answer in ("true", "false")):
         return follows.startswith('"')
     rest = follows.lstrip()
@@ -80,8 +86,11 @@ def _ends(follows: str, answer: str) -> bool:
 
 def matching(token: str, answers: Sequence[str], after: str = "") -> list[str]:
     """The answers a token is consistent with: it begins what is left of the answer, or writes all of it
-    and then something that ends the value. At the first position a token's leading whitespace is JSON's."""
+    and then something that ends the value. At the first position a token's leading whitespace is JSON's;
+    a plain yes / no counts in any case ("Yes")."""
     piece = token if after else token.lstrip()
+    if tuple(answers) == YES_NO:
+        piece = piece.lower()
     if not piece:
         return list(answers)
     out = []

@@ -32,7 +32,11 @@ id), read at the same answer position: version 5's knowledge of a fact that a su
 sentence checks and the direct score are read as in version 7. Version 9 is version 6 (its judgment
 requests are version 5's, so version 5's calibration holds) with the direct score asked without example
 grades: version 2's prompt, which versions 2-6 use, shows `{"faithfulness": 9, "completeness": 7, ...}`,
-and a small judge wrote exactly those grades for 7 of the demo's 15 summaries.
+and a small judge wrote exactly those grades for 7 of the demo's 15 summaries. Version 10 is version 9 with
+the sentence check read, not written, and asked as a plain question ("Is this sentence of the summary
+supported by the document? Answer yes or no."; P(yes) at the answer's first token against its own threshold;
+no JSON, no worked examples, no error category): chosen on FRANK's dev half over version 7's JSON check,
+which ranked sentences worse; version 9's written check was its weakest judgment (below word overlap on FRANK).
 Older versions stay selectable so that their scores can be reproduced. Metric definitions are not
 versioned: they follow the README's "What the metrics mean".
 """
@@ -85,6 +89,10 @@ class MethodVersion:
     judges_like: int | None = None  # the version whose judgment requests it sends (its calibration holds)
     # Verdicts read from the judge's next-token distribution at the answer position, nothing generated.
     reads_verdicts: bool = False
+    # The judgment kinds ("faithfulness", a view's name) whose verdicts it reads while it writes the others.
+    read_kinds: tuple[str, ...] = ()
+    # Its sentence check a plain yes / no question (no JSON, no worked examples, no error category) where it is read.
+    sentences_yes_no: bool = False
     # Tasks whose template is an earlier version's (task, version): a version built on an older one than the
     # newest keeps that one's prompts where it changes nothing.
     prompt_pins: tuple[tuple[str, int], ...] = ()
@@ -95,10 +103,15 @@ class MethodVersion:
         described = asdict(self)
         if self.views == PAPER_VIEWS:
             del described["views"]
-        for added in ("in_document_language", "judges_like", "reads_verdicts", "prompt_pins"):  # added with 6, 7, 9
+        for added in ("in_document_language", "judges_like", "reads_verdicts", "prompt_pins", "read_kinds",
+                      "sentences_yes_no"):  # added with 6, 7, 9 and 10
             if not described[added]:
                 del described[added]
         return described
+
+    def reads(self, kind: str) -> bool:
+        """Whether the verdicts of a judgment kind (a view's name, "faithfulness", "direct_score") are read."""
+        return self.reads_verdicts or kind in self.read_kinds
 
     @property
     def decided_by_evidence(self) -> bool:
@@ -142,6 +155,10 @@ METHOD_VERSIONS = {
                      one_item_per_request=True, in_document_language=True, judges_like=5,
                      prompt_pins=(("align_facts", 5), ("align_questions", 5), ("align_entities", 5),
                                   ("check_faithfulness", 5))),
+    10: MethodVersion(10, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
+                      one_item_per_request=True, in_document_language=True, judges_like=5, read_kinds=("faithfulness",),
+                      sentences_yes_no=True,
+                      prompt_pins=(("align_facts", 5), ("align_questions", 5), ("align_entities", 5))),
 }
 DEFAULT_METHOD_VERSION = 2
 

@@ -343,7 +343,8 @@ def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command:
         scaffold_source=source,
         weighted_verdicts=weighted_verdicts,
         decision_threshold=None if weighted_verdicts else judge.decision_threshold,
-        thresholds={} if weighted_verdicts or not judge.method.reads_verdicts else judge.thresholds,
+        # the thresholds of the kinds it reads (versions 3-6 and 9 decide facts and questions by decision_threshold)
+        thresholds={} if weighted_verdicts else {k: v for k, v in judge.thresholds.items() if judge.method.reads(k)},
         created_at=now(),
         command=list(command) if command is not None else sys.argv,
         counts={"documents": len(loaded.documents), "candidates": len(loaded.candidates),
