@@ -213,17 +213,18 @@ def test_version_10_writes_version_9s_judgments_and_reads_its_sentence_check_as_
     assert spec["decision_threshold"] == 0.5 and spec["thresholds"] == {"faithfulness": 0.6}
 
 
-def test_a_sentence_repeated_word_for_word_shares_one_reading_and_counts_for_each_of_its_items():
-    """Version 10's question does not number the sentence, so a repeated sentence is the same prompt (one cache
-    key, one reading, stored under the item that asked first); each item still gets its verdict."""
+def test_a_sentence_repeated_word_for_word_is_read_for_each_of_its_items():
+    """Version 10's question does not number the sentence, so a repeated sentence is the same prompt; its item is in
+    the reading's schema, so each is a reading (a cache key) of its own, recorded under its own item."""
     judge = Judge(ModelConfig.load(str(RESPONDER_CONFIG)), method_version(10))
     document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
     candidate = Candidate(record=1, doc_id="factory", system="a", summary="It is big. It is big.")
     first, second = judge.plan(None, document, candidate, task="check_faithfulness")
-    assert first.cache_key == second.cache_key
-    read = judge.record(first, Result(id=first.request.id, text="", finish_reason="stop",
-                                      next_token={"No": log(0.8), "Yes": log(0.2)}))
-    joined = judge.by_kind([first, second], {first.cache_key: read})["faithfulness"]
+    assert first.request.messages == second.request.messages and first.cache_key != second.cache_key
+    answer = {"No": log(0.8), "Yes": log(0.2)}
+    records = {p.cache_key: judge.record(p, Result(id=p.request.id, text="", finish_reason="stop", next_token=answer))
+               for p in (first, second)}
+    joined = judge.by_kind([first, second], records)["faithfulness"]
     assert joined.parsed == {"S1": {"supported": False}, "S2": {"supported": False}}
     assert joined.confidence == {"S1": pytest.approx(0.2), "S2": pytest.approx(0.2)}
     assert judge.sentence_verdicts(joined, 2) == [0.0, 0.0]

@@ -25,26 +25,9 @@ def by_kind(planned: Sequence[PlannedRequest], records: Mapping[str, Record]) ->
     grouped: dict[str, list[Record]] = {}
     for p in planned:
         if p.cache_key in records:
-            grouped.setdefault(judgment_kind(p.task), []).append(as_asked(p, records[p.cache_key]))  # type: ignore[arg-type]
+            grouped.setdefault(judgment_kind(p.task), []).append(records[p.cache_key])  # type: ignore[arg-type]
     asked = Counter(judgment_kind(p.task) for p in planned)
     return {kind: join_records(found) for kind, found in grouped.items() if len(found) == asked[kind]}
-
-
-def as_asked(planned: PlannedRequest, record: Record) -> Record:
-    """A reading's record under the item that asked it: items whose prompts are identical (a summary that repeats a
-    sentence word for word, read by a prompt that does not number it) share one cached reading, which holds the
-    item that asked first."""
-    item = planned.reading.item if planned.reading is not None else None
-    stored = next(iter(record.parsed or record.failed_items or {}), "").split(" ")[0]
-    if item is None or stored in ("", item):
-        return record
-
-    def renamed(found: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        return None if found is None else {(item + k[len(stored):] if k.split(" ")[0] == stored else k): v
-                                           for k, v in found.items()}
-
-    return record.model_copy(update={"parsed": renamed(record.parsed), "confidence": renamed(record.confidence),
-                                     "failed_items": renamed(record.failed_items)})
 
 
 def view_verdicts(judge: JudgeSetup, view: str, record: Record, weighted: bool = False) -> ViewVerdicts:

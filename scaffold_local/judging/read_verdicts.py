@@ -215,8 +215,11 @@ def category(verdict: Mapping[str, Any]) -> str | None:
 def answer_model(reading: Reading, kind: str) -> type[BaseModel]:
     """The schema of a reading's answer (its cache key covers it): the field and the values it may take."""
     value: Any
-    if kind in ("boolean", "word"):
+    if kind == "boolean":
         value = bool
+    elif kind == "word":  # a plain question does not name its item: its schema (so its cache key) does, so that a
+        # sentence repeated word for word is two readings, each recorded under its own item
+        value = Annotated[bool, Field(description=reading.item)]
     elif kind == "integer":
         value = Annotated[int, Field(ge=1, le=max(int(a) for a in reading.answers))]
         if reading.key == EVIDENCE:

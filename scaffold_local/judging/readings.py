@@ -28,8 +28,6 @@ MAX_UNDECIDED = 0.05
 # new message instead of continuing the answer, a prompt the model does not follow): no verdict.
 MIN_ANSWER_MASS = 1e-3
 READING_ALTERNATIVES = 20  # the most vLLM and OpenAI-compatible servers return
-
-
 YES_NO = ("yes", "no")  # a plain answer, not JSON: the first word of the judge's reply, in any case
 
 
@@ -75,7 +73,7 @@ class Distribution:
 
 def _ends(follows: str, answer: str) -> bool:
     """What `follows` an answer written in full ends its value: a string's closing quote; after a number or
-    a boolean, whitespace and then `,`, `}`, `]` or nothing."""
+    a boolean, whitespace and then `,`, `}`, `]` or nothing; after a plain yes / no, anything but a letter."""
     if answer in YES_NO:  # a plain word ends where a letter does not follow ("Yes." "no,")
         return not follows[:1].isalpha()
     if not (answer.isdigit() or answer in ("true", "false")):
