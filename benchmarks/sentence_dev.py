@@ -43,7 +43,7 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
 
-from benchmarks.verdict_readings import NextToken  # noqa: E402
+from benchmarks.verdict_readings import NextToken, _best_threshold, _log_odds  # noqa: E402
 from scaffold_local.data.inputs import Candidate, Document  # noqa: E402
 from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig  # noqa: E402
 from scaffold_local.judging.judge import Judge  # noqa: E402
@@ -114,16 +114,6 @@ def read(reader: NextToken, judge: Judge, rows: list[dict[str, Any]]) -> dict[st
     return seconds
 
 
-def _log_odds(p: np.ndarray) -> np.ndarray:
-    p = np.clip(p, 1e-6, 1 - 1e-6)
-    return np.log(p / (1 - p))
-
-
-def best_threshold(truth: np.ndarray, score: np.ndarray) -> float:
-    candidates = np.unique(score)
-    return float(candidates[int(np.argmax([balanced_accuracy_score(truth, score >= c) for c in candidates]))])
-
-
 def _ba(truth: np.ndarray, predicted: np.ndarray) -> float:
     return float(balanced_accuracy_score(truth, predicted)) if len(set(truth)) > 1 else float("nan")
 
@@ -136,39 +126,39 @@ def evaluate(rows: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
     rng = np.random.default_rng(seed)
     halves = [np.isin(documents, rng.permutation(names)[: len(names) // 2]) for _ in range(SPLITS)]
     scores = {name: np.array([r[name] for r in rows]) for name in (*CANDIDATES, "overlap")}
-    table = []
-    for name, score in scores.items():
+    def held_out(predict: Callable[[np.ndarray], np.ndarray]) -> dict[str, float]:
+        """Balanced accuracy on the other half of the documents, pooled and per source, mean over the splits;
+        `predict(h)`: the decisions on ~h of a rule fitted on h."""
         held: dict[str, list[float]] = {}
         for h in halves:
-            predicted = score[~h] >= best_threshold(truth[h], score[h])
-            held.setdefault("pooled", []).append(_ba(truth[~h], predicted))
+            predicted, kept = predict(h), truth[~h]
+            held.setdefault("pooled", []).append(_ba(kept, predicted))
             for source in np.unique(sources):
                 on = sources[~h] == source
-                held.setdefault(source, []).append(_ba(truth[~h][on], predicted[on]))
-        table.append(row_of(name, truth, score, sources, held))
+                held.setdefault(source, []).append(_ba(kept[on], predicted[on]))
+        return {k: float(np.nanmean(v)) for k, v in held.items()}
+
+    def logistic(x: np.ndarray, h: np.ndarray) -> np.ndarray:
+        model = LogisticRegression().fit(x[h], truth[h])
+        return model.predict_proba(x[~h])[:, 1] >= _best_threshold(truth[h], model.predict_proba(x[h])[:, 1])
+
+    table = [row_of(name, truth, score, sources, held_out(
+        lambda h, score=score: score[~h] >= _best_threshold(truth[h], score[h]))) for name, score in scores.items()]
     for name in CANDIDATES:  # with word overlap: reported beside, not a candidate (see the docstring)
         x = np.column_stack([_log_odds(scores[name]), scores["overlap"]])
-        held, combined = {}, np.zeros(len(rows))
-        for h in halves:
-            model = LogisticRegression().fit(x[h], truth[h])
-            fitted, other = model.predict_proba(x[h])[:, 1], model.predict_proba(x[~h])[:, 1]
-            predicted = other >= best_threshold(truth[h], fitted)
-            held.setdefault("pooled", []).append(_ba(truth[~h], predicted))
-            for source in np.unique(sources):
-                on = sources[~h] == source
-                held.setdefault(source, []).append(_ba(truth[~h][on], predicted[on]))
         combined = LogisticRegression().fit(x, truth).predict_proba(x)[:, 1]
-        table.append(row_of(f"{name} + word overlap (logistic)", truth, combined, sources, held))
+        table.append(row_of(f"{name} + word overlap (logistic)", truth, combined, sources,
+                            held_out(lambda h, x=x: logistic(x, h))))
     return table
 
 
-def row_of(name: str, truth: np.ndarray, score: np.ndarray, sources: np.ndarray, held: dict[str, list[float]]) -> dict:
+def row_of(name: str, truth: np.ndarray, score: np.ndarray, sources: np.ndarray, held: dict[str, float]) -> dict:
     row: dict[str, Any] = {"reading": name, "auroc": float(roc_auc_score(truth, score)),
-                           "threshold": best_threshold(truth, score)}
+                           "threshold": _best_threshold(truth, score)}
     for source in np.unique(sources):
         on = sources == source
         row[f"auroc {source}"] = float(roc_auc_score(truth[on], score[on])) if len(set(truth[on])) > 1 else None
-    row |= {f"held-out BA {k}": float(np.nanmean(v)) for k, v in held.items()}
+    row |= {f"held-out BA {k}": v for k, v in held.items()}
     return row
 
 
