@@ -31,7 +31,6 @@ import argparse
 import json
 import shlex
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,7 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
 
-from benchmarks.verdict_readings import NextToken, _best_threshold, _log_odds  # noqa: E402
+from benchmarks.verdict_readings import NextToken, _best_threshold, _log_odds, timed  # noqa: E402
 from scaffold_local.data.inputs import Candidate, Document  # noqa: E402
 from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig  # noqa: E402
 from scaffold_local.judging.judge import Judge  # noqa: E402
@@ -52,17 +51,15 @@ from scaffold_local.metaeval.frank import source_of  # noqa: E402
 from scaffold_local.metaeval.human_labels import load  # noqa: E402
 from scaffold_local.metaeval.realsumm import document_of  # noqa: E402
 from scaffold_local.method.text import overlap  # noqa: E402
+from scaffold_local.method.versions import method_version  # noqa: E402
 
 SPLITS = 200
 MARGIN = 0.02
 CANDIDATES = ("document", "passages", "yes/no")
-YES_NO_SYSTEM = ("You check whether a sentence of a summary is supported by the summary's source document. Answer yes "
-                 "only if everything the sentence states is supported by the document; answer no if any part of it is "
-                 "missing from the document or contradicts it. Answer with one word: yes or no.")
 
 
 def sentence_prompt(judge: Judge, document: Document, candidate: Candidate, i: int) -> tuple[str, str, str]:
-    """Method version 7's reading of sentence i's verdict: (system, user, the answer up to the value)."""
+    """The judge's reading of sentence i's verdict: (system, user, the answer up to the value)."""
     for planned in judge.plan(None, document, candidate, task="check_faithfulness"):
         reading = planned.reading
         if reading is not None and reading.item == f"S{i}" and reading.key == "supported":
@@ -84,34 +81,23 @@ def items(data: Path, limit: int, seed: int) -> list[dict[str, Any]]:
     return out
 
 
-def read(reader: NextToken, judge: Judge, rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Each candidate reading over every sentence, one reading at a time (so its prompts share their prefixes)."""
+def read(reader: NextToken, judge: Judge, yes_no: Judge, rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Each candidate reading over every sentence, one reading at a time (so its prompts share their prefixes):
+    `judge` asks as version 7 asks, `yes_no` as version 10 does."""
     def candidate(row: dict[str, Any]) -> Candidate:
         return Candidate(record=row["_n"], doc_id=row["doc_id"], system=row["system"], summary="\n".join(row["_sentences"]))
 
     def on(document: Document, row: dict[str, Any]) -> float:
         return reader.probability(*sentence_prompt(judge, document, candidate(row), row["i"]), "true", "false")
 
-    def yes_no(row: dict[str, Any]) -> float:
-        sentences = "\n".join(row["_sentences"])
-        user = (f'Document:\n"""\n{row["_document"].text}\n"""\n\nSummary:\n{sentences}\n\n'
-                f"Sentence: {row['_sentences'][row['i'] - 1]}\nIs this sentence of the summary supported by the "
-                "document? Answer yes or no.")
-        return reader.probability(YES_NO_SYSTEM, user, "", "yes", "no")
-
     readings: dict[str, Callable[[dict[str, Any]], float]] = {
         "document": lambda row: on(row["_document"], row),
         "passages": lambda row: on(excerpt(row["_document"], [row["_sentences"][row["i"] - 1]], lambda _: True), row),
-        "yes/no": yes_no,
+        # version 10's prompt (check_faithfulness.v10.jinja renders exactly what this reading measured)
+        "yes/no": lambda row: reader.probability(*sentence_prompt(yes_no, row["_document"], candidate(row), row["i"]),
+                                                 "yes", "no"),
     }
-    seconds = {}
-    for name, reading in readings.items():
-        started = time.perf_counter()
-        for row in rows:
-            row[name] = reading(row)
-        seconds[name] = round(time.perf_counter() - started, 1)
-        print(f"{name}: {len(rows)} sentences in {seconds[name]} s", flush=True)
-    return seconds
+    return timed(readings, rows, "sentences")
 
 
 def _ba(truth: np.ndarray, predicted: np.ndarray) -> float:
@@ -195,7 +181,7 @@ def main() -> None:
     args = parser.parse_args()
     config = ModelConfig.load(DEFAULT_MODEL).model_copy(update={"method_version": 7})
     rows = items(args.data, args.limit, args.seed)
-    seconds = read(NextToken(config), Judge(config), rows)
+    seconds = read(NextToken(config), Judge(config), Judge(config, method_version(10)), rows)
     for row in rows:
         for key in [k for k in row if k.startswith("_")]:
             del row[key]

@@ -105,13 +105,18 @@ def read(reader: NextToken, rows: list[dict]) -> dict[str, float]:
         "yes/no": lambda r: reader.probability(
             YES_NO_SYSTEM, r["_prompt"][1].replace(QUESTION, QUESTION + " Answer yes or no."), "", "yes", "no"),
     }
+    return timed(readings, rows, "items")
+
+
+def timed(readings: dict[str, Callable[[dict], float]], rows: list[dict], unit: str) -> dict[str, float]:
+    """Each reading over every row (stored under its name), one reading at a time; the seconds each took."""
     seconds = {}
     for name, reading in readings.items():
         started = time.perf_counter()
         for row in rows:
             row[name] = reading(row)
         seconds[name] = round(time.perf_counter() - started, 1)
-        print(f"{name}: {len(rows)} items in {seconds[name]} s", flush=True)
+        print(f"{name}: {len(rows)} {unit} in {seconds[name]} s", flush=True)
     return seconds
 
 
