@@ -5,6 +5,7 @@ confidence and scaffold quality checks."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -663,6 +664,26 @@ def test_summedits_balanced_accuracy_per_domain_and_per_edit_type_by_hand(respon
     assert "mean over 2 domains, judge: balanced accuracy 0.875" in result.summary
     caught = {r["type"]: r["judge_caught"] for r in result.tables["edit_types"]}
     assert caught == {"entity_modification": 0.5, "hallucinated_fact_insertion": 1.0}
+
+
+def test_a_summarys_p_consistent_is_its_least_supported_sentences_where_the_check_is_read(responder_config, tmp_path):
+    from scaffold_local.metaeval.tasks import run_task
+
+    root = eval_data(tmp_path / "eval-data")
+    pipeline = Pipeline(responder_config, tmp_path / "store", method=10)  # the sentence check read: P(yes)
+    try:
+        result, spans = run_task(pipeline, "summedits", root), run_task(pipeline, "aggrefact", root)
+    finally:
+        pipeline.close()
+    rows = result.tables["per_summary"]
+    # the test double's P(yes) is a logistic of the sentence's word overlap; each summary here is one sentence
+    for row in rows:
+        assert row["judge_p_consistent"] == pytest.approx(1 / (1 + math.exp(-12 * (row["least_overlap"] - 0.8))))
+    assert [round(r["least_overlap"], 3) for r in rows] == [1.0, 0.6, round(5 / 6, 3), 1.0, 0.25]  # content words found
+    (confidence,) = result.tables["confidence"]
+    assert confidence["items"] == 5 and confidence["auroc"] == 1.0  # both consistent summaries rank above the rest
+    assert any(line.startswith("verdict confidence (5 of 5 items have P(consistent))") for line in result.summary)
+    assert spans.tables["confidence"][0]["items"] == len(spans.tables["per_summary"]) == 5  # AggreFact's the same way
 
 
 def test_aggrefact_error_spans_per_source_per_sentence_and_per_error_type_by_hand(responder_config, tmp_path):

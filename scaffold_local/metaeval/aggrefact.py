@@ -1,14 +1,14 @@
-"""AggreFact's span annotations (CLIFF and Goyal'21: BART and PEGASUS summaries of CNN/DM and XSum
-articles, each error span marked by people and typed: intrinsic or extrinsic, noun phrase or
-predicate): whether the judge's sentence check finds what people found.
+"""AggreFact's span annotations (CLIFF and Goyal'21: BART and PEGASUS summaries of CNN/DM and XSum articles, each
+error span marked by people and typed: intrinsic or extrinsic, noun phrase or predicate): whether the judge's
+sentence check finds what people found.
 
-Summary level: "inconsistent" (some error annotated) against the judge calling a summary inconsistent
-(some sentence unsupported, F < 1), per source and pooled, with 95% intervals over documents, beside word
-overlap (`sentence_checks`). Sentence level: a sentence holds an error where an annotated span occurs
-in it (case and spacing aside); the judge's flagged sentences against those; a summary labelled
-inconsistent whose spans occur in none of its sentences is left out of this level and counted. Per error
-type, the share of inconsistent summaries caught (noun-phrase errors are mostly wrong or invented entities
-and attributes: what EPS is about)."""
+Summary level: "inconsistent" (some error annotated) against the judge calling a summary inconsistent (some
+sentence unsupported, F < 1), per source and pooled, with 95% intervals over documents, beside word overlap
+(`sentence_checks`), and how well the judge's P(consistent) ranks summaries where it gives one. Sentence
+level: a sentence holds an error where an annotated span occurs in it (case and spacing aside); the judge's
+flagged sentences against those; a summary labelled inconsistent whose spans occur in none of its sentences is
+left out of this level and counted. Per error type, the share of inconsistent summaries caught (noun-phrase
+errors are mostly wrong or invented entities and attributes: what EPS is about)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,14 @@ from ..runs.pipeline import Pipeline
 from .agreement import binary_agreement
 from .frank import source_of
 from .results import MetaEvalResult
-from .sentence_checks import SCORERS, CheckedSummary, balanced_accuracy_by_group, caught_by_type, check_summaries
+from .sentence_checks import (
+    SCORERS,
+    CheckedSummary,
+    balanced_accuracy_by_group,
+    caught_by_type,
+    check_summaries,
+    summary_confidence,
+)
 
 REFERENCE = "AggreFact label"
 
@@ -51,6 +58,7 @@ def error_spans(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -
     balanced_accuracy_by_group(result, rows, "source", REFERENCE, seed)
     if len({r["source"] for r in rows}) > 1:
         balanced_accuracy_by_group(result, [{**r, "source": "both sources"} for r in rows], "source", REFERENCE, seed)
+    summary_confidence(result, rows, seed)
     result.tables["error_types"] = caught_by_type(rows, "error_types")
     _sentence_level(result, checked, seed)
     return result

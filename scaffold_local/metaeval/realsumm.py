@@ -174,9 +174,9 @@ def _alignment_result(judge: str, documents: int, items: AlignmentItems, seed: i
 
 
 def confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float, str]], seed: int,
-                      not_a_confidence: str | None, p: str = "P(kept)", kind: str = "facts") -> None:
+                      not_a_confidence: str | None, p: str = "P(kept)", kind: str | None = "facts") -> None:
     """How well `p` (human label, P, document per item) ranks and calibrates, and the threshold that the
-    config's thresholds of `kind` take from a dev split."""
+    config's thresholds of `kind` take from a dev split (None: a level no config threshold applies to)."""
     calibrated = calibration([c[0] for c in confident], [c[1] for c in confident], [c[2] for c in confident], seed)
     result.tables["confidence"] = [{"items": len(confident),
                                     "p_kept": f"not a confidence: {not_a_confidence}" if not_a_confidence else "confidence",
@@ -196,7 +196,7 @@ def confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float, 
         f"{_f(calibrated.held_out_balanced_accuracy)} on the other half "
         f"(the verdicts themselves: {_f(calibrated.held_out_balanced_accuracy_at_half)}); the threshold chosen on all "
         f"these documents: {_f(calibrated.threshold_all)}"
-        + ("" if not_a_confidence else f" (for a config's thresholds of {kind} when they are a dev split)"))
+        + ("" if not_a_confidence or kind is None else f" (for a config's thresholds of {kind} when they are a dev split)"))
 
 
 def _f(value: float | None) -> str:

@@ -3,7 +3,8 @@ abstracts; seed summaries and small edits of them, each labelled consistent or n
 people): whether the judge's sentence check calls a summary consistent (every sentence supported, F = 1)
 as people label it. Balanced accuracy of "inconsistent" per domain and its mean over the domains, with
 95% intervals over documents, beside word overlap (`sentence_checks`); the share of inconsistent summaries
-caught per edit type (entity modifications test entity fidelity). For scale, the SummEdits paper reports,
+caught per edit type (entity modifications test entity fidelity); where the judge gives P(supported) per
+sentence, how well a summary's P(consistent) (its least) ranks and calibrates. For scale, the SummEdits paper reports,
 over its 10 domains, 82.4% balanced accuracy for GPT-4 and about 90.9% for people."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from ..runs.pipeline import Pipeline
 from .results import MetaEvalResult
-from .sentence_checks import balanced_accuracy_by_group, caught_by_type, check_summaries
+from .sentence_checks import balanced_accuracy_by_group, caught_by_type, check_summaries, summary_confidence
 
 PUBLISHED = "SummEdits paper, all 10 domains: GPT-4 0.824, people about 0.909"
 
@@ -31,6 +32,7 @@ def consistency(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -
     result.tables["edit_types"] = caught_by_type(rows, "edit_types")
     result.summary += [f"mean over {len(v)} domains, {scorer}: balanced accuracy {sum(v) / len(v):.3f}"
                        for scorer, v in means.items() if v]
+    summary_confidence(result, rows, seed)
     result.summary.append(f"for scale: {PUBLISHED}")
     return result
 
