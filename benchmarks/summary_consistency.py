@@ -26,8 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
-from scaffold_local.metaeval.agreement import binary_agreement, calibration, ranking
+from scaffold_local.metaeval.agreement import best_threshold, binary_agreement, ranking
 from scaffold_local.metaeval.frank import OVERLAP_SUPPORTED
 from scaffold_local.metaeval.human_labels import load
 from scaffold_local.metaeval.summedits import consistency
@@ -59,8 +61,7 @@ def measured(test: dict[str, Any], test_rows: list[dict[str, Any]], dev: dict[st
     entry: dict[str, Any] = {}
     if "score" in test:  # "consistent" the positive class, as the thresholds of the package's calibration have it
         assert dev is not None
-        entry["dev threshold"] = calibration([1 - r["inconsistent"] for r in dev_rows], dev["score"],
-                                             [r["doc_id"] for r in dev_rows], seed).threshold_all
+        entry["dev threshold"] = best_threshold(np.array([1 - r["inconsistent"] for r in dev_rows]), np.array(dev["score"]))
         flag = [int(s < entry["dev threshold"]) for s in test["score"]]
         auroc = ranking([1 - t for t in truth], test["score"], [r["doc_id"] for r in test_rows], seed)
         entry["auroc"] = {"value": auroc.value, "low95": auroc.low, "high95": auroc.high}

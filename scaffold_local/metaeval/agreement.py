@@ -350,20 +350,20 @@ def calibration(truth: Sequence[int], probability: Sequence[float], groups: Sequ
             ece += members.mean() * abs(mean_p - rate)
             reliability.append({"bin": f"{edges[b]:.1f}-{edges[b + 1]:.1f}", "items": int(members.sum()),
                                 "mean_p_kept": mean_p, "share_present": rate})
-    threshold_all = _best_threshold(t, p) if len(set(t.tolist())) > 1 else None
+    threshold_all = best_threshold(t, p) if len(set(t.tolist())) > 1 else None
     documents = list(dict.fromkeys(groups))
     np.random.default_rng(seed).shuffle(documents)
     calibrate = np.isin(g, documents[: len(documents) // 2])
     threshold = held = held_half = None
     if calibrate.any() and (~calibrate).any() and len(set(t[calibrate].tolist())) > 1:
-        threshold = _best_threshold(t[calibrate], p[calibrate])
+        threshold = best_threshold(t[calibrate], p[calibrate])
         if len(set(t[~calibrate].tolist())) > 1:
             held = _safe(balanced_accuracy_score, t[~calibrate], p[~calibrate] >= threshold)
             held_half = _safe(balanced_accuracy_score, t[~calibrate], p[~calibrate] >= 0.5)
     return Calibration(auroc, float(ece) if reliability else None, reliability, threshold, held, held_half, threshold_all)
 
 
-def _best_threshold(t: np.ndarray, p: np.ndarray) -> float:
+def best_threshold(t: np.ndarray, p: np.ndarray) -> float:
     """The P(kept) at or above which "kept" gives the best balanced accuracy (of equally good ones, the
     middle one), placed halfway between the two observed probabilities it separates, not on one of them."""
     from sklearn.metrics import balanced_accuracy_score
