@@ -31,11 +31,17 @@ def gather(folder: Path) -> list[dict[str, Any]]:
 
 
 def markdown(runs: list[dict[str, Any]], commands: list[str]) -> str:
-    lines = ["# Meta-evaluation on a CPU: the default judge against people", ""]
+    judges = ", ".join(sorted({run["judge"] for run in runs}))
+    lines = [f"# Meta-evaluation on a CPU: {judges} against people", ""]
     lines += ["```bash", *commands, "```", ""] if commands else []
     for run in runs:
         drawn = ", ".join(f"{k} {v}" for k, v in run["sample"].items() if v is not None)
-        lines += [f"## {run['task']}", "", f"judge {run['judge']}: {run['documents']} documents, {run['items']} items, "
+        sample = run["sample"]
+        which = ", ".join(part for part in (sample.get("split") and f"{sample['split']} split",
+                                            sample.get("method_version") and f"method version {sample['method_version']}")
+                          if part)
+        lines += [f"## {run['task']}{f' ({which})' if which else ''}", "",
+                  f"judge {run['judge']}: {run['documents']} documents, {run['items']} items, "
                   f"{run['failed']} failed ({drawn})", ""]
         lines += [f"- {line}" for line in run["summary"]] + [""]
         for name, rows in run["tables"].items():

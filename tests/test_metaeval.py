@@ -760,3 +760,57 @@ def test_summeval_pairs_are_ordered_by_each_expert_score(responder_config, tmp_p
         assert (shares[human, "rouge_l"]["share"], shares[human, "rouge_l"]["pairs"]) == (1.0, 6)
         assert shares[human, "word_overlap_fc"]["pairs"] == 0  # SummEval has no human key facts
         assert all(shares[human, scorer]["pairs"] == 6 for scorer in PAIR_SCORERS)
+
+
+def test_realsumm_end_to_end_scores_each_summary_with_the_extracted_scaffold_by_hand(responder_config, tmp_path):
+    """The judge's own scaffold (the responder's: each document sentence a fact, the first two main, the rest
+    supporting, "Published ..." / "Posted ..." other) against LitePyramid recall, and the same fact metrics with
+    word overlap as the alignment."""
+    from scaffold_local.metaeval.results import MetaEvalResult
+    from scaffold_local.metaeval.tasks import run_task
+
+    data = eval_data(tmp_path / "eval-data")
+    realsumm = [json.loads(line) for line in (data / "realsumm/realsumm.jsonl").read_text().splitlines()]
+    realsumm[0]["reference"] = "Alpha Corp opened a factory in Denton on Monday."  # summary a, word for word
+    # library/b: F3's words spread over two sentences: no sentence holds 60% of them (the responder misses it),
+    # the summary holds 3 of its 5 (word overlap keeps it)
+    realsumm[1]["summaries"][1]["summary"] = "The bicycles came from Oakvale. A club gave them."
+    write_jsonl(data / "realsumm/realsumm.jsonl", realsumm)
+    def run() -> MetaEvalResult:
+        pipeline = Pipeline(responder_config, tmp_path / "store")
+        try:
+            return run_task(pipeline, "realsumm-end-to-end", data)
+        finally:
+            pipeline.close()
+
+    result = run()
+    rows = {(r["doc_id"], r["system"]): r for r in result.tables["per_summary"]}
+    # factory: F1, F2 main, F3, F4 supporting (F5 "Published ..." other); library: F1, F2 main, F3 supporting
+    # (FC, Main FC, FPS = Main FC x (1 - Supp FC))
+    expected_judge = {("factory", "a"): (1 / 4, 1 / 2, 1 / 2),  # F1
+                      ("factory", "b"): (2 / 4, 1 / 2, 1 / 4),  # F2, F4
+                      ("library", "a"): (1 / 3, 1 / 2, 1 / 2),  # F1
+                      ("library", "b"): (0.0, 0.0, 0.0)}  # nothing
+    for key, (fc, main_fc, fps) in expected_judge.items():
+        assert (rows[key]["judge_fc"], rows[key]["judge_main_fc"], rows[key]["judge_fps"]) == \
+            pytest.approx((fc, main_fc, fps)), key
+    assert (rows[("library", "b")]["lexical_fc"], rows[("library", "b")]["lexical_fps"]) == pytest.approx((1 / 3, 0.0))
+    assert [rows[k]["facts_scored"] for k in expected_judge] == [4, 4, 3, 3]
+    # people's key facts: factory/b holds the 2nd and 3rd of 3; library/b "bicycles" and "club", half of the 2nd
+    assert [rows[k]["lexical_fc_key_facts"] for k in expected_judge] == pytest.approx([1 / 3, 2 / 3, 1 / 2, 1 / 2])
+    assert rows[("factory", "a")]["rouge_l"] == 1.0 and rows[("library", "a")]["rouge_l"] is None
+    # FC orders factory's summaries as people do (b 2/3 over a 1/3); library's people tie: undefined there
+    correlation = {(r["scorer"], r["aggregation"]): r for r in result.tables["correlation"]}
+    per_document = correlation[("judge_fc", "mean of per-document")]
+    assert (per_document["documents"], per_document["spearman"]) == (0, None)  # fewer than 3 summaries each
+    pooled = correlation[("judge_fc", "pooled over summaries")]
+    assert pooled["n"] == 4 and pooled["documents"] == 2
+    # ranks: FC (0.25, 0.5, 0.333, 0) -> (2, 4, 3, 1); people (1/3, 2/3, 1/2, 1/2) -> (1, 4, 2.5, 2.5)
+    assert pooled["spearman"] == pytest.approx(3 / math.sqrt(5 * 4.5))
+    assert (result.items, result.failed) == (4, 0)
+    assert any(line.startswith("judge_fc with LitePyramid recall: Spearman") for line in result.summary)
+    # one fact request per summary under the responder's method version; a rerun reads them all from the store
+    assert result.summary[-1].endswith("fact judgments sent to the engine: 4 of 4 (the rest read from the store)")
+    again = run()
+    assert again.summary[-1].endswith("sent to the engine: 0 of 4 (the rest read from the store)")
+    assert again.tables["per_summary"] == result.tables["per_summary"]

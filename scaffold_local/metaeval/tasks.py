@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runs.pipeline import Pipeline
-from . import aggrefact, frank, pairs, realsumm, summedits, summeval
+from . import aggrefact, end_to_end, frank, pairs, realsumm, summedits, summeval
 from .human_labels import load
 from .results import MetaEvalResult
 
@@ -17,6 +17,7 @@ Adapter = Callable[[Pipeline, list[dict[str, Any]], int], MetaEvalResult]
 TASKS: dict[str, tuple[str, Adapter]] = {
     "realsumm-alignment": ("realsumm", realsumm.alignment),
     "realsumm-extraction": ("realsumm", realsumm.extraction),
+    "realsumm-end-to-end": ("realsumm", end_to_end.end_to_end),
     "realsumm-pairs": ("realsumm", pairs.realsumm_pairs),
     "frank": ("frank", frank.faithfulness),
     "summeval": ("summeval", summeval.correlation),

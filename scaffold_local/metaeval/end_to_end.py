@@ -1,0 +1,86 @@
+"""REALSumm end to end: the method as a user runs it, against people's LitePyramid recall.
+
+The judge extracts each document's scaffold (not people's key facts: `realsumm.alignment` measures the
+alignment alone on those) and aligns every summary with its facts; each summary's FC, FPS and Main FC are
+then correlated with the human LitePyramid recall (summary level pooled and per document, and system level),
+beside the same metrics with word overlap as the alignment (a fact kept where the summary holds half of its
+content words, on the same extracted facts), word overlap's FC on people's own key facts (what the same rule
+reaches with the facts people wrote: the gap to it is the extraction's) and ROUGE-L against the document's
+reference summary. The metrics are computed by the package's own metric code (`method.metrics.score_summary`),
+so a row is what `score` would print for that summary's fact metrics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..data.inputs import Candidate
+from ..method.metrics import Judgments, rouge_l, score_summary
+from ..method.scaffold import Scaffold
+from ..method.text import overlap
+from ..method.views.judged import ViewVerdicts
+from ..runs.pipeline import Pipeline
+from .agreement import correlation_table, describe_spearman
+from .realsumm import OVERLAP_PRESENT, document_of
+from .results import MetaEvalResult
+
+METRICS = ("fc", "fps", "main_fc")  # the fact metrics correlated; FC is the one LitePyramid recall measures
+HUMAN = "human_litepyramid"
+
+
+def end_to_end(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
+    documents = [document_of(doc) for doc in docs]
+    scaffolds = pipeline.extract(documents).scaffolds
+    plans = []
+    no_scaffold = []
+    for doc, document in zip(docs, documents):
+        scaffold = scaffolds.get(document.doc_id)
+        if scaffold is None or not scaffold.items("facts"):
+            no_scaffold.append(document.doc_id)
+            continue
+        for n, summary in enumerate(doc["summaries"], 1):
+            candidate = Candidate(record=n, doc_id=document.doc_id, system=summary["system"], summary=summary["summary"],
+                                  references=(doc["reference"],) if doc.get("reference") else ())
+            planned = pipeline.judge.plan(scaffold, document, candidate, task="align_facts")
+            plans.append((doc, summary, document, scaffold, candidate, planned))
+    every = [p for *_, planned in plans for p in planned]
+    records, sent = pipeline.answer(every, "judging facts")
+
+    rows: list[dict[str, Any]] = []
+    failed_items = 0
+    for doc, summary, document, scaffold, candidate, planned in plans:
+        n_sentences = len(pipeline.judge.sentences(candidate.summary, pipeline.judge.summary_language(document)))
+        mine = pipeline.judge.by_kind(planned, records)
+        failed_items += sum(len(r.failed_items or ()) for r in mine.values())
+        judged = score_summary(scaffold, pipeline.judge.judgments(scaffold, n_sentences, mine),
+                               system=candidate.system, n_sentences=n_sentences)
+        lexical = score_summary(scaffold, Judgments(views={"facts": word_overlap_verdicts(scaffold, candidate.summary)}),
+                                system=candidate.system, n_sentences=n_sentences)
+        rows.append({"doc_id": document.doc_id, "system": candidate.system,
+                     **{f"judge_{m}": judged.values.get(m) for m in METRICS},
+                     **{f"lexical_{m}": lexical.values.get(m) for m in METRICS},
+                     "lexical_fc_key_facts": sum(overlap(f, candidate.summary) >= OVERLAP_PRESENT for f in doc["keyfacts"])
+                     / len(doc["keyfacts"]),
+                     "rouge_l": rouge_l(candidate.summary, candidate.references),
+                     "facts_scored": sum(f.label != "other" for f in scaffold.items("facts")),
+                     HUMAN: summary["human"]["litepyramid_recall"],
+                     "undefined": judged.undefined.get("fc")})
+    result = MetaEvalResult("realsumm-end-to-end", pipeline.config.name, len(docs), len(rows), failed_items)
+    result.tables["per_summary"] = rows
+    result.tables["correlation"] = []
+    for scorer in [*(f"judge_{m}" for m in METRICS), *(f"lexical_{m}" for m in METRICS), "lexical_fc_key_facts",
+                   "rouge_l"]:
+        correlated = correlation_table(rows, scorer, HUMAN, seed)
+        result.tables["correlation"] += [{"scorer": scorer, **row} for row in correlated]
+        result.summary.append(f"{scorer} with LitePyramid recall: {describe_spearman(correlated)}")
+    named = f" ({', '.join(no_scaffold)})" if no_scaffold else ""
+    result.summary.append(f"documents without extracted facts: {len(no_scaffold)}{named}; "
+                          f"summaries without FC: {sum(r['judge_fc'] is None for r in rows)} of {len(rows)}; "
+                          f"failed fact verdicts: {failed_items}; fact judgments sent to the engine: {len(sent)} of "
+                          f"{len(every)} (the rest read from the store)")
+    return result
+
+
+def word_overlap_verdicts(scaffold: Scaffold, summary: str) -> ViewVerdicts:
+    """Each extracted fact kept where the summary holds at least half of its content words."""
+    return ViewVerdicts(kept={f.id: float(overlap(f.text, summary) >= OVERLAP_PRESENT) for f in scaffold.items("facts")})
