@@ -1,7 +1,7 @@
 """The method end to end against people: on REALSumm test documents, the judge extracts each document's scaffold,
 aligns every summary with its facts, and FC, FPS and Main FC per summary are correlated with people's LitePyramid
-recall, beside the same metrics with word overlap as the alignment and ROUGE-L against the reference
-(`meta-eval realsumm-end-to-end` on a chosen set of documents).
+recall, beside the same metrics with word overlap as the alignment, word overlap's FC on people's key facts and
+ROUGE-L against the reference (`meta-eval realsumm-end-to-end` on a chosen set of documents).
 
     .venv/bin/python benchmarks/end_to_end.py --data ../shared/eval-data [--documents 20] [--per-document 6]
         [--model CONFIG] [--method-version N] [--store /tmp/end-to-end-store] [--out benchmarks/results/end_to_end_cpu]
@@ -12,9 +12,9 @@ of the rest drawn with the seed. Those rest were used once before, by `benchmark
 two key-fact verdict formats on people's own key facts (no extraction, no FC against LitePyramid). The goal, fixed
 before the first run: FC's mean per-document Spearman with LitePyramid recall at least 0.50 on 20 or more documents,
 and above word overlap's FC on the same summaries. Slow (the whole extraction and one fact judgment per extracted
-fact and summary: about an hour for 20 documents of 6 summaries on 2 cores): not in CI. The judgments go through one
-store, so an interrupted run resumes and a rerun only reads. Writes <out>.json and <out>.md (aggregate rows only:
-the per-summary rows hold REALSumm's labels).
+fact and summary: 80 minutes for 20 documents of 6 summaries on 2 cores, 45 of them extracting): not in CI. The
+judgments go through one store, so an interrupted run resumes and a rerun only reads. Writes <out>.json and <out>.md
+(aggregate rows only: the per-summary rows hold REALSumm's labels).
 """
 
 from __future__ import annotations

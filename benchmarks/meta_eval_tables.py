@@ -35,12 +35,11 @@ def markdown(runs: list[dict[str, Any]], commands: list[str]) -> str:
     lines = [f"# Meta-evaluation on a CPU: {judges} against people", ""]
     lines += ["```bash", *commands, "```", ""] if commands else []
     for run in runs:
-        drawn = ", ".join(f"{k} {v}" for k, v in run["sample"].items() if v is not None)
         sample = run["sample"]
-        which = ", ".join(part for part in (sample.get("split") and f"{sample['split']} split",
-                                            sample.get("method_version") and f"method version {sample['method_version']}")
-                          if part)
-        lines += [f"## {run['task']}{f' ({which})' if which else ''}", "",
+        drawn = ", ".join(f"{k} {v}" for k, v in sample.items() if v is not None)
+        which = [f"{sample['split']} split"] if sample.get("split") else []
+        which += [f"method version {sample['method_version']}"] if sample.get("method_version") else []
+        lines += [f"## {run['task']}" + (f" ({', '.join(which)})" if which else ""), "",
                   f"judge {run['judge']}: {run['documents']} documents, {run['items']} items, "
                   f"{run['failed']} failed ({drawn})", ""]
         lines += [f"- {line}" for line in run["summary"]] + [""]
