@@ -776,6 +776,7 @@ def test_realsumm_end_to_end_scores_each_summary_with_the_extracted_scaffold_by_
     # the summary holds 3 of its 5 (word overlap keeps it)
     realsumm[1]["summaries"][1]["summary"] = "The bicycles came from Oakvale. A club gave them."
     write_jsonl(data / "realsumm/realsumm.jsonl", realsumm)
+
     def run() -> MetaEvalResult:
         pipeline = Pipeline(responder_config, tmp_path / "store")
         try:

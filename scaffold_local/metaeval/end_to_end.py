@@ -14,14 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..data.inputs import Candidate
 from ..method.metrics import Judgments, rouge_l, score_summary
 from ..method.scaffold import Scaffold
-from ..method.text import overlap
 from ..method.views.judged import ViewVerdicts
 from ..runs.pipeline import Pipeline
 from .agreement import correlation_table, describe_spearman
-from .realsumm import OVERLAP_PRESENT, document_of
+from .realsumm import document_of, present_by_overlap
 from .results import MetaEvalResult
 
 METRICS = ("fc", "fps", "main_fc")  # the fact metrics correlated; FC is the one LitePyramid recall measures
@@ -59,8 +60,7 @@ def end_to_end(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
         rows.append({"doc_id": document.doc_id, "system": candidate.system,
                      **{f"judge_{m}": judged.values.get(m) for m in METRICS},
                      **{f"lexical_{m}": lexical.values.get(m) for m in METRICS},
-                     "lexical_fc_key_facts": sum(overlap(f, candidate.summary) >= OVERLAP_PRESENT for f in doc["keyfacts"])
-                     / len(doc["keyfacts"]),
+                     "lexical_fc_key_facts": float(np.mean(present_by_overlap(doc["keyfacts"], candidate.summary))),
                      "rouge_l": rouge_l(candidate.summary, candidate.references),
                      "facts_scored": sum(f.label != "other" for f in scaffold.items("facts")),
                      HUMAN: summary["human"]["litepyramid_recall"],
@@ -83,4 +83,6 @@ def end_to_end(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
 
 def word_overlap_verdicts(scaffold: Scaffold, summary: str) -> ViewVerdicts:
     """Each extracted fact kept where the summary holds at least half of its content words."""
-    return ViewVerdicts(kept={f.id: float(overlap(f.text, summary) >= OVERLAP_PRESENT) for f in scaffold.items("facts")})
+    facts = scaffold.items("facts")
+    present = present_by_overlap([f.text for f in facts], summary)
+    return ViewVerdicts(kept={f.id: float(kept) for f, kept in zip(facts, present)})

@@ -25,12 +25,11 @@ from ..analysis.items import item_verdicts
 from ..analysis.pairwise import grounded_preferences
 from ..data.inputs import Candidate, LoadedInput
 from ..method.metrics import rouge_l
-from ..method.text import overlap
 from ..runs import open as open_run
 from ..runs.holistic_pairs import Pairing
 from ..runs.pipeline import Pipeline
 from .agreement import grouped_bootstrap
-from .realsumm import OVERLAP_PRESENT, document_of
+from .realsumm import document_of, present_by_overlap
 from .results import MetaEvalResult
 
 VALUE_SCORERS = ("fps", "fc", "ds", "rouge_l", "word_overlap_fc")  # ordered by their values
@@ -113,7 +112,7 @@ def _input(task: str, docs: list[dict[str, Any]]) -> tuple[LoadedInput, dict[tup
         for summary in doc["summaries"]:
             loaded.candidates.append(Candidate(record=len(loaded.candidates) + 1, doc_id=document.doc_id,
                                                system=summary["system"], summary=summary["summary"]))
-            kept = [overlap(fact, summary["summary"]) >= OVERLAP_PRESENT for fact in doc.get("keyfacts", [])]
+            kept = present_by_overlap(doc.get("keyfacts", []), summary["summary"])
             lexical[document.doc_id, summary["system"]] = {
                 "rouge_l": rouge_l(summary["summary"], references),
                 "word_overlap_fc": float(np.mean(kept)) if kept else None}

@@ -43,6 +43,11 @@ def document_of(doc: dict[str, Any]) -> Document:
     return Document(doc_id=str(doc["doc_id"]), text=text, sha256=sha256_text(text))
 
 
+def present_by_overlap(facts: Sequence[str], summary: str) -> list[int]:
+    """The word-overlap baseline's verdict per fact: 1 where the summary holds at least half of its content words."""
+    return [int(overlap(fact, summary) >= OVERLAP_PRESENT) for fact in facts]
+
+
 def facts_scaffold(document: Document, facts: Sequence[str], origin: str = "user") -> Scaffold:
     """A scaffold of exactly these facts, in order (F1 is facts[0]), each a main point."""
     key = hashlib.sha256(json.dumps([origin, document.sha256, list(facts)]).encode()).hexdigest()
@@ -100,7 +105,7 @@ class AlignmentItems:
         judged = [v for v in verdicts if v is not None]
         self.failed += len(verdicts) - len(facts)
         human = [summary["human"]["scu_presence"][i] for i in facts]
-        lexical = [int(overlap(fact, summary["summary"]) >= OVERLAP_PRESENT) for fact in doc["keyfacts"]]
+        lexical = present_by_overlap(doc["keyfacts"], summary["summary"])
         annotators = summary["human"].get("scu_presence_per_annotator") or [summary["human"]["scu_presence"]]
         self.humans.add([[labels[i] for i in facts] for labels in annotators], human, doc_id)
         self.judged += judged
