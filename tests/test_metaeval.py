@@ -297,6 +297,15 @@ def test_meta_eval_adapters_on_files_in_the_shared_shape(tmp_path):
     assert lexical["over the documents every system has"]["n"] == 3
     assert lexical["mean of per-document"]["spearman"] == pytest.approx(1.0)
     assert lexical["mean of per-document"]["documents"] == 2
+    # Word overlap in the judge's place. FC: M1 and M3 hold the first extracted fact of 4 scored (factory: its
+    # byline is "other") and of 3 (library); M2 none. F: M1's sentence is the document's own; M3's "More." has no
+    # content word the document holds (1 of 2 supported); M2's words are not in the document.
+    by_word_overlap = {(r["doc_id"], r["system"]): (r["lexical_fc"], r["lexical_f"])
+                       for r in summeval["tables"]["per_summary"]}
+    assert by_word_overlap == {("factory", "M1"): (0.25, 1.0), ("factory", "M2"): (0.0, 0.0), ("factory", "M3"): (0.25, 0.5),
+                               ("library", "M1"): (pytest.approx(1 / 3), 1.0), ("library", "M2"): (0.0, 0.0),
+                               ("library", "M3"): (pytest.approx(1 / 3), 0.5)}
+    assert "lexical_f with consistency: Spearman summary-level pooled over summaries" in result.output
     assert "vs the majority of the other annotators (the human ceiling's references" in result.output
     assert "rouge_l with relevance: Spearman summary-level pooled over summaries" in result.output
     assert "; summary-level mean of per-document 1.000 [1.000, 1.000] (6 summaries, 2 documents);" in result.output

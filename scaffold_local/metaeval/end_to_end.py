@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..data.inputs import Candidate
-from ..method.metrics import Judgments, rouge_l, score_summary
+from ..method.metrics import Judgments, SummaryScores, rouge_l, score_summary
 from ..method.scaffold import Scaffold
 from ..method.views.judged import ViewVerdicts
 from ..runs.pipeline import Pipeline
@@ -55,8 +55,7 @@ def end_to_end(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
         failed_items += sum(len(r.failed_items or ()) for r in mine.values())
         judged = score_summary(scaffold, pipeline.judge.judgments(scaffold, n_sentences, mine),
                                system=candidate.system, n_sentences=n_sentences)
-        lexical = score_summary(scaffold, Judgments(views={"facts": word_overlap_verdicts(scaffold, candidate.summary)}),
-                                system=candidate.system, n_sentences=n_sentences)
+        lexical = scored_by_word_overlap(scaffold, candidate, n_sentences)
         rows.append({"doc_id": document.doc_id, "system": candidate.system,
                      **{f"judge_{m}": judged.values.get(m) for m in METRICS},
                      **{f"lexical_{m}": lexical.values.get(m) for m in METRICS},
@@ -81,8 +80,10 @@ def end_to_end(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
     return result
 
 
-def word_overlap_verdicts(scaffold: Scaffold, summary: str) -> ViewVerdicts:
-    """Each extracted fact kept where the summary holds at least half of its content words."""
+def scored_by_word_overlap(scaffold: Scaffold, candidate: Candidate, n_sentences: int) -> SummaryScores:
+    """The fact metrics with word overlap as the alignment: each extracted fact kept where the summary holds at
+    least half of its content words."""
     facts = scaffold.items("facts")
-    present = present_by_overlap([f.text for f in facts], summary)
-    return ViewVerdicts(kept={f.id: float(kept) for f, kept in zip(facts, present)})
+    present = present_by_overlap([f.text for f in facts], candidate.summary)
+    verdicts = ViewVerdicts(kept={f.id: float(kept) for f, kept in zip(facts, present)})
+    return score_summary(scaffold, Judgments(views={"facts": verdicts}), system=candidate.system, n_sentences=n_sentences)

@@ -1,12 +1,13 @@
 """SummEval (CNN/DM, 16 systems, expert Likert scores for coherence, consistency, fluency and
 relevance): the full method (extraction, every judgment) on the summaries, then Pearson, Spearman
-and Kendall of FC, FPS, F, EPS and the direct-score axes against each expert dimension, beside
-ROUGE-L against the references as the lexical baseline. Table `correlation` has, per metric and
-dimension, the rows of `agreement.correlation_table`: summary level pooled over summaries and as
-the mean of per-document correlations (SummEval's and G-Eval's "summary level"), system level over
-the documents where every system has a value and over each system's own summaries (a sample that
-draws some systems per document has only the latter), each with Spearman's interval over documents.
-No human ceiling: the data holds the experts' means only, not each expert's score."""
+and Kendall of FC, FPS, F, EPS and the direct-score axes against each expert dimension, beside the
+lexical baselines: ROUGE-L against the references, and FC and F with word overlap in the judge's
+place. Table `correlation` has, per metric and dimension, the rows of `agreement.correlation_table`:
+summary level pooled over summaries and as the mean of per-document correlations (SummEval's and
+G-Eval's "summary level"), system level over the documents where every system has a value and over
+each system's own summaries (a sample that draws some systems per document has only the latter),
+each with Spearman's interval over documents. No human ceiling: the data holds the experts' means
+only, not each expert's score."""
 
 from __future__ import annotations
 
@@ -14,16 +15,23 @@ import hashlib
 import json
 from typing import Any
 
-from ..data.inputs import Candidate, LoadedInput
+from ..data.inputs import Candidate, Document, LoadedInput
 from ..method.metrics import rouge_l
+from ..method.scaffold import Scaffold
+from ..method.text import overlap
 from ..runs.pipeline import Pipeline
 from .agreement import correlation_table, describe_spearman
+from .end_to_end import scored_by_word_overlap
+from .frank import OVERLAP_SUPPORTED
 from .realsumm import document_of
 from .results import MetaEvalResult
 
 JUDGE_METRICS = ("fc", "fps", "f", "eps", "ds_faithfulness", "ds_completeness", "ds_understandability",
                  "ds_hallucination", "ds")
-METRICS = (*JUDGE_METRICS, "rouge_l")  # ROUGE-L against the references: the lexical baseline
+# The lexical baselines: ROUGE-L against the references, and word overlap in the judge's place: FC with a fact kept
+# where the summary holds half of its content words, F with a sentence supported where the document holds 80% of its.
+LEXICAL_METRICS = ("rouge_l", "lexical_fc", "lexical_f")
+METRICS = (*JUDGE_METRICS, *LEXICAL_METRICS)
 DIMENSIONS = ("consistency", "relevance", "coherence", "fluency")
 
 
@@ -44,8 +52,11 @@ def correlation(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -
             lexical[document.doc_id, summary["system"]] = rouge_l(summary["summary"], references)
     # The run folder is named by the run's identity (judge, method, threshold, sample): never another run's.
     outcome = pipeline.score(loaded)
+    candidates = {(c.doc_id, c.system): c for c in loaded.candidates}
     rows: list[dict[str, Any]] = [{"doc_id": s.doc_id, "system": s.system, **{m: s.values.get(m) for m in JUDGE_METRICS},
              "rouge_l": lexical[s.doc_id, s.system],
+             **word_overlap_metrics(pipeline, outcome.extraction.scaffolds.get(s.doc_id), loaded.documents[s.doc_id],
+                                    candidates[s.doc_id, s.system]),
              **{f"human_{d}": human[s.doc_id, s.system][d] for d in DIMENSIONS}} for s in outcome.summaries]
     failed = sum(outcome.failures.values())
     result = MetaEvalResult("summeval-correlation", pipeline.config.name, len(docs), len(rows), failed)
@@ -56,6 +67,16 @@ def correlation(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -
         for dimension in DIMENSIONS:
             correlated = correlation_table(rows, metric, f"human_{dimension}", seed)
             result.tables["correlation"] += [{"metric": metric, "human": dimension, **row} for row in correlated]
-            if metric in ("fc", "fps", "f", "ds", "rouge_l") and dimension in ("consistency", "relevance"):
+            if metric in ("fc", "fps", "f", "ds", *LEXICAL_METRICS) and dimension in ("consistency", "relevance"):
                 result.summary.append(f"{metric} with {dimension}: {describe_spearman(correlated)}")
     return result
+
+
+def word_overlap_metrics(pipeline: Pipeline, scaffold: Scaffold | None, document: Document,
+                         candidate: Candidate) -> dict[str, float | None]:
+    """FC with word overlap as the alignment on the judge's extracted facts, and F with word overlap as the
+    sentence check (FRANK's rule): the judge's verdicts replaced, everything else the method's."""
+    sentences = pipeline.judge.sentences(candidate.summary, pipeline.judge.summary_language(document))
+    supported = [overlap(sentence, document.text) >= OVERLAP_SUPPORTED for sentence in sentences]
+    fc = scored_by_word_overlap(scaffold, candidate, len(sentences)).values.get("fc") if scaffold else None
+    return {"lexical_fc": fc, "lexical_f": sum(supported) / len(supported) if supported else None}
