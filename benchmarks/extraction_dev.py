@@ -2,7 +2,7 @@
 the method end to end against people's LitePyramid recall and the extracted facts against people's key facts, with
 the rule fixed before the first run.
 
-    .venv/bin/python benchmarks/extraction_dev.py --data ../shared/eval-data [--versions 9,11] [--documents 10]
+    .venv/bin/python benchmarks/extraction_dev.py --data ../shared/eval-data --versions 9,N [--documents 10]
         [--per-document 6] [--store /tmp/extraction-dev-store] [--out benchmarks/results/extraction_dev_cpu]
 
 For each version, on the same dev documents (seed 0): `meta-eval realsumm-end-to-end` (FC and Main FC per summary
@@ -12,7 +12,8 @@ challenger existed: the second version replaces the first only if FC's mean per-
 `MARGIN` higher and people's key facts covered (judge rule) is not lower. Both tasks go through one store, so a
 rerun only reads. Slow (the whole extraction of every document once per version, 2 minutes each, and one fact
 judgment per extracted fact and summary: about 30 minutes per version for 10 documents on 2 cores): not in CI.
-Writes <out>.json and <out>.md (aggregate rows only).
+Writes <out>.json and <out>.md (aggregate rows only). The results file compares version 9 with a version 11 that was
+not kept and is not in the package any more: it is at commit 47249a4 (`git checkout 47249a4` reruns it).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def cell(value: float | int | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--versions", default="9,11", help="the incumbent, then the challenger")
+    parser.add_argument("--versions", required=True, help="the incumbent, then the challenger: 9,N")
     parser.add_argument("--documents", type=int, default=10)
     parser.add_argument("--per-document", type=int, default=6)
     parser.add_argument("--model", default=DEFAULT_MODEL)

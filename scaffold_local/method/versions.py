@@ -159,10 +159,6 @@ METHOD_VERSIONS = {
                       one_item_per_request=True, in_document_language=True, judges_like=5, read_kinds=("faithfulness",),
                       sentences_yes_no=True,
                       prompt_pins=(("align_facts", 5), ("align_questions", 5), ("align_entities", 5))),
-    11: MethodVersion(11, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
-                      one_item_per_request=True, in_document_language=True, judges_like=5,
-                      prompt_pins=(("align_facts", 5), ("align_questions", 5), ("align_entities", 5),
-                                   ("check_faithfulness", 5))),
 }
 DEFAULT_METHOD_VERSION = 2
 
