@@ -26,6 +26,12 @@ from .results import MetaEvalResult
 OVERLAP_SUPPORTED = 0.8
 
 
+def flagged_by_overlap(sentences: list[str], document: str) -> list[int]:
+    """The word-overlap baseline's verdict per sentence: 1 (an error) where the document holds less than
+    OVERLAP_SUPPORTED of its content words."""
+    return [int(overlap(sentence, document) < OVERLAP_SUPPORTED) for sentence in sentences]
+
+
 def source_of(doc: dict[str, Any]) -> str:
     """FRANK's source dataset of a document: "CNN/DM" or "XSum" (its summaries differ: near-extractive, or
     abstractive and mostly wrong)."""
@@ -79,7 +85,7 @@ def faithfulness(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
         items = by_source.setdefault(source_of(doc), _Items())
         items.humans.add(summary["human"].get("sentence_error_per_annotator") or [majority], majority, document.doc_id)
         items.judged += errors
-        items.lexical += [int(overlap(s, document.text) < OVERLAP_SUPPORTED) for s in summary["sentences"]]
+        items.lexical += flagged_by_overlap(summary["sentences"], document.text)
         if record.confidence:  # P(supported) against "no error", the positive class of a calibrated threshold
             items.confident += [(1 - label, record.confidence[f"S{i}"], document.doc_id)
                                 for i, label in enumerate(majority, 1)]

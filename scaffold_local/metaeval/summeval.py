@@ -18,11 +18,10 @@ from typing import Any
 from ..data.inputs import Candidate, Document, LoadedInput
 from ..method.metrics import rouge_l
 from ..method.scaffold import Scaffold
-from ..method.text import overlap
 from ..runs.pipeline import Pipeline
 from .agreement import correlation_table, describe_spearman
 from .end_to_end import scored_by_word_overlap
-from .frank import OVERLAP_SUPPORTED
+from .frank import flagged_by_overlap
 from .realsumm import document_of
 from .results import MetaEvalResult
 
@@ -77,6 +76,6 @@ def word_overlap_metrics(pipeline: Pipeline, scaffold: Scaffold | None, document
     """FC with word overlap as the alignment on the judge's extracted facts, and F with word overlap as the
     sentence check (FRANK's rule): the judge's verdicts replaced, everything else the method's."""
     sentences = pipeline.judge.sentences(candidate.summary, pipeline.judge.summary_language(document))
-    supported = [overlap(sentence, document.text) >= OVERLAP_SUPPORTED for sentence in sentences]
+    flagged = flagged_by_overlap(sentences, document.text)
     fc = scored_by_word_overlap(scaffold, candidate, len(sentences)).values.get("fc") if scaffold else None
-    return {"lexical_fc": fc, "lexical_f": sum(supported) / len(supported) if supported else None}
+    return {"lexical_fc": fc, "lexical_f": 1 - sum(flagged) / len(flagged) if flagged else None}
