@@ -695,6 +695,51 @@ def test_a_summarys_p_consistent_is_its_least_supported_sentences_where_the_chec
     assert spans.tables["confidence"][0]["items"] == len(spans.tables["per_summary"]) == 5  # AggreFact's the same way
 
 
+def test_summedits_entity_edits_pair_each_consistent_summary_with_the_entity_edited_ones_by_hand(responder_config,
+                                                                                                 tmp_path):
+    """The responder's scaffold of FACTORY has the entities Denton (A1: the first sentence, A2: "Published by the
+    Denton Daily."), Monday (A1: the first sentence) and Denton Daily (A1: "Published ..."); an attribute's P is a
+    logistic of its best word overlap (0.5 at 60%) where the summary names the entity, else 0.02. The podcast
+    document has no entity edit: it is left out."""
+    from scaffold_local.metaeval.summedits import best_of
+    from scaffold_local.metaeval.tasks import run_task
+
+    root = eval_data(tmp_path / "eval-data")
+    pipeline = Pipeline(responder_config, tmp_path / "store", method=12)  # every entity attribute read: its P
+    try:
+        result = run_task(pipeline, "summedits-entities", root)
+    finally:
+        pipeline.close()
+
+    def p(overlap):
+        return 1 / (1 + math.exp(-12 * (overlap - 0.6)))
+
+    rows = result.tables["per_summary"]
+    assert [(r["system"], r["edited"]) for r in rows] == [("seed summary #1", 0), ("LLM edit of seed summary #2", 1),
+                                                          ("LLM edit of seed summary #3", 1)]
+    # Monday kept: 2 of 4; the 900 workers name no entity: 0; Friday keeps Denton's first attribute (5 of 6 words)
+    assert [r["judge_eps"] for r in rows] == [0.5, 0.0, 0.25]
+    assert [r["weighted_eps"] for r in rows] == pytest.approx([(2 * p(1) + p(1 / 3) + 0.02) / 4, 0.02,
+                                                               (p(5 / 6) + p(1 / 3) + 0.02 + 0.02) / 4])
+    # word overlap keeps Monday's attribute in the Friday edit too (5 of its 6 words): a tie with the seed
+    assert [r["word_overlap_eps"] for r in rows] == [0.5, 0.0, 0.5]
+    paired = {r["scorer"]: r for r in result.tables["paired"]}
+    assert (paired["judge_eps"]["value"], paired["judge_eps"]["pairs"]) == (1.0, 2)
+    assert paired["word_overlap_eps"]["value"] == 0.75  # one pair won, one tied
+    assert paired["judge_eps at P >= 0.95"]["value"] == 1.0  # Denton's first attribute in the seed: p(1) = 0.992
+    assert best_of([{"threshold": t, "value": v} for t, v in [(0.1, 0.6), (0.2, 0.8), (0.3, 0.8), (0.4, 0.8), (0.5, 0.7)]]) == 0.3
+    assert (result.documents, result.items, result.failed) == (2, 3, 0)
+
+    nine = Pipeline(responder_config, tmp_path / "store", method=10)  # entity verdicts written: no P, no threshold
+    try:
+        written = run_task(nine, "summedits-entities", root)
+    finally:
+        nine.close()
+    assert [r["judge_eps"] for r in written.tables["per_summary"]] == [0.5, 0.0, 0.25]
+    assert all(r["weighted_eps"] is None for r in written.tables["per_summary"])
+    assert any(line.startswith("no threshold compared: method version 10") for line in written.summary)
+
+
 def test_aggrefact_error_spans_per_source_per_sentence_and_per_error_type_by_hand(responder_config, tmp_path):
     from scaffold_local.metaeval.tasks import run_task
 

@@ -213,6 +213,34 @@ def test_version_10_writes_version_9s_judgments_and_reads_its_sentence_check_as_
     assert spec["decision_threshold"] == 0.5 and spec["thresholds"] == {"faithfulness": 0.6}
 
 
+def test_version_12_reads_each_entity_attribute_and_sends_version_10s_other_requests(tmp_path, small_input):
+    """Version 12 is version 10 with every entity attribute read (its P against the entities' own threshold): the
+    facts, questions, sentence checks and direct score are version 10's requests byte for byte; on the responder
+    its metrics are version 10's, and no token is generated for an attribute."""
+    config = ModelConfig.load(str(RESPONDER_CONFIG))
+    inputs = load_input(small_input)
+    ten = Pipeline(config, tmp_path / "store", method=10).score(inputs)
+    calibrated = config.model_copy(update={"thresholds": {12: {"facts": 0.5, "questions": 0.5, "faithfulness": 0.6,
+                                                               "entities": 0.4}}})
+    twelve = Pipeline(calibrated, tmp_path / "store", method=12).score(inputs)
+    assert twelve.failures == {} and _scores(twelve) == _scores(ten)
+
+    def keys(run, *tasks):
+        return sorted(r["cache_key"] for line in (run.run_dir / "records.jsonl").read_text().splitlines()
+                      if (r := json.loads(line))["task"] in tasks)
+
+    shared = ("align_facts", "align_questions", "check_faithfulness", "direct_score")
+    assert keys(twelve, *shared) == keys(ten, *shared)
+    read = [json.loads(line) for line in (twelve.run_dir / "records.jsonl").read_text().splitlines()]
+    attributes = [r for r in read if r["task"] == "align_entities"]
+    assert attributes and all(r["next_token"] and r["usage"]["completion_tokens"] == 0 for r in attributes)
+    assert all(r["prompt"] == "align_entities.v7" for r in attributes)
+    assert not set(keys(twelve, "align_entities")) & set(keys(ten, "align_entities"))
+    spec = json.loads((twelve.run_dir / "spec.json").read_text())
+    assert spec["method"]["read_kinds"] == ["faithfulness", "entities"]
+    assert spec["thresholds"] == {"faithfulness": 0.6, "entities": 0.4} and spec["decision_threshold"] == 0.5
+
+
 def test_a_sentence_repeated_word_for_word_is_read_for_each_of_its_items():
     """Version 10's question does not number the sentence, so a repeated sentence is the same prompt; its item is in
     the reading's schema, so each is a reading (a cache key) of its own, recorded under its own item."""

@@ -23,6 +23,7 @@ TASKS: dict[str, tuple[str, Adapter]] = {
     "summeval": ("summeval", summeval.correlation),
     "summeval-pairs": ("summeval", pairs.summeval_pairs),
     "summedits": ("summedits", summedits.consistency),
+    "summedits-entities": ("summedits", summedits.entity_edits),
     "aggrefact": ("aggrefact", aggrefact.error_spans),
 }
 

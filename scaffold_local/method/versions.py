@@ -37,6 +37,11 @@ the sentence check read, not written, and asked as a plain question ("Is this se
 supported by the document? Answer yes or no."; P(yes) at the answer's first token against its own threshold;
 no JSON, no worked examples, no error category): chosen on FRANK's dev half over version 7's JSON check,
 which ranked sentences worse; version 9's written check was its weakest judgment (below word overlap on FRANK).
+Version 12 is version 10 with each entity attribute read as version 7 reads it (one prompt per attribute, P(kept)
+at the answer's value, nothing generated) instead of written as a list of kept ids, so that every attribute has a
+P and EPS a threshold of its own, chosen on SummEdits' entity edits (dev documents); every other request is
+version 10's. (Number 11 was an extraction prompt tried on dev documents and not kept: docs, "An extraction prompt
+tried on dev documents".)
 Older versions stay selectable so that their scores can be reproduced. Metric definitions are not
 versioned: they follow the README's "What the metrics mean".
 """
@@ -159,6 +164,10 @@ METHOD_VERSIONS = {
                       one_item_per_request=True, in_document_language=True, judges_like=5, read_kinds=("faithfulness",),
                       sentences_yes_no=True,
                       prompt_pins=(("align_facts", 5), ("align_questions", 5), ("align_entities", 5))),
+    12: MethodVersion(12, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
+                      one_item_per_request=True, in_document_language=True, judges_like=5,
+                      read_kinds=("faithfulness", "entities"), sentences_yes_no=True,
+                      prompt_pins=(("align_facts", 5), ("align_questions", 5))),
 }
 DEFAULT_METHOD_VERSION = 2
 
