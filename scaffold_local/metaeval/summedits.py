@@ -55,7 +55,6 @@ def consistency(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -
     return result
 
 
-
 ENTITY_EDIT = "entity_modification"
 PER_DOCUMENT = 4  # consistent and entity-edited summaries drawn per document, each: 16 pairs
 THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.05, 1.0, 0.05))  # the thresholds on P(kept) compared
