@@ -717,7 +717,8 @@ def test_summedits_entity_edits_pair_each_consistent_summary_with_the_entity_edi
     rows = result.tables["per_summary"]
     assert [(r["system"], r["edited"]) for r in rows] == [("seed summary #1", 0), ("LLM edit of seed summary #2", 1),
                                                           ("LLM edit of seed summary #3", 1)]
-    # Monday kept: 2 of 4; the 900 workers name no entity: 0; Friday keeps Denton's first attribute (5 of 6 words)
+    # the seed keeps Denton's and Monday's first attributes: 2 of 4; the 900 workers name no entity: 0; the Friday
+    # edit names no Monday and keeps Denton's first attribute (5 of its 6 words): 1 of 4
     assert [r["judge_eps"] for r in rows] == [0.5, 0.0, 0.25]
     assert [r["weighted_eps"] for r in rows] == pytest.approx([(2 * p(1) + p(1 / 3) + 0.02) / 4, 0.02,
                                                                (p(5 / 6) + p(1 / 3) + 0.02 + 0.02) / 4])
