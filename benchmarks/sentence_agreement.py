@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
-from scaffold_local.metaeval.agreement import OTHERS
+from scaffold_local.metaeval.agreement import OTHERS, cell
 from scaffold_local.metaeval.frank import faithfulness, source_of
 from scaffold_local.metaeval.human_labels import load
 from scaffold_local.runs.pipeline import Pipeline
@@ -96,9 +96,6 @@ def main() -> None:
 
 
 def markdown(result: dict[str, Any], versions: list[str]) -> str:
-    def cell(e: dict[str, Any]) -> str:
-        return f"{e['value']:.3f} [{e['low95']:.3f}, {e['high95']:.3f}]"
-
     lines = [f"`{result['command']}`", "", f"FRANK test half, {len(result['documents'])} documents no earlier "
              f"measurement drew; judge {result['judge']}; seconds {result['seconds']}. Balanced accuracy of \"this "
              "sentence has a factual error\" on the human ceiling's references, 95% intervals over documents.", "",

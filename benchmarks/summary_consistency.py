@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
-from scaffold_local.metaeval.agreement import best_threshold, binary_agreement, ranking
+from scaffold_local.metaeval.agreement import best_threshold, binary_agreement, cell, ranking
 from scaffold_local.metaeval.frank import OVERLAP_SUPPORTED
 from scaffold_local.metaeval.human_labels import load
 from scaffold_local.metaeval.summedits import consistency
@@ -125,12 +125,6 @@ def main() -> None:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    def cell(e: dict[str, Any] | None) -> str:
-        if e is None or e["value"] is None:
-            return "-"
-        interval = f" [{e['low95']:.3f}, {e['high95']:.3f}]" if e.get("low95") is not None else ""
-        return f"{e['value']:.3f}{interval}"
-
     domains = sorted({d for entry in result["table"].values() for d in entry["domains"]})
     lines = [f"`{result['command']}`", "",
              f"SummEdits: thresholds from {len(result['documents']['dev'])} dev documents "

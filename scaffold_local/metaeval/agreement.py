@@ -35,11 +35,25 @@ class Estimate:
     low: float | None = None  # 95% interval, percentile bootstrap over documents
     high: float | None = None
 
+    @classmethod
+    def of(cls, row: dict[str, Any] | None, name: str = "value") -> Estimate:
+        """A table row's estimate: `name` and its interval (`low95`, `high95`, or `<name>_low95`, ...)."""
+        if row is None:
+            return cls(None)
+        prefix = "" if name == "value" else f"{name}_"
+        return cls(row[name], row.get(f"{prefix}low95"), row.get(f"{prefix}high95"))
+
     def __str__(self) -> str:
         if self.value is None:
             return "undefined"
         interval = f" [{self.low:.3f}, {self.high:.3f}]" if self.low is not None and self.high is not None else ""
         return f"{self.value:.3f}{interval}"
+
+
+def cell(row: dict[str, Any] | None) -> str:
+    """A table row's estimate as a Markdown cell: "-" where there is none."""
+    estimate = Estimate.of(row)
+    return "-" if estimate.value is None else str(estimate)
 
 
 def _safe(metric: Callable[..., float], *args: object, **kwargs: object) -> float | None:
@@ -282,7 +296,7 @@ def describe_spearman(rows: Sequence[dict[str, Any]]) -> str:
     parts = []
     for row in rows:
         counted = f"{row['n']} summaries" if row["level"] == "summary" else f"{row['n']} systems"
-        rho = Estimate(row["spearman"], row["spearman_low95"], row["spearman_high95"])
+        rho = Estimate.of(row, "spearman")
         parts.append(f"{row['level']}-level {row['aggregation']} {rho} ({counted}, {row['documents']} documents)")
     return "Spearman " + "; ".join(parts)
 
