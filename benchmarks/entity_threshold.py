@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
+from scaffold_local.metaeval.agreement import cell
 from scaffold_local.metaeval.human_labels import load
 from scaffold_local.metaeval.summedits import best_of, entity_edits
 from scaffold_local.runs.pipeline import Pipeline
@@ -50,7 +51,8 @@ def measured(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int) -> dict[
               for r in result.tables["paired"]}
     return {"documents": [d["doc_id"] for d in docs], "summaries": result.items, "failed": result.failed,
             "seconds": round(time.perf_counter() - started, 1), "paired": paired,
-            "best_threshold": best_of(result.tables["paired"]), "notes": result.summary[-1]}
+            "best_threshold": best_of(result.tables["paired"]), "notes": result.summary[-1],
+            "touched": next(line for line in result.summary if line.startswith("edits that touch"))}
 
 
 def main() -> None:
@@ -78,12 +80,6 @@ def main() -> None:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    def cell(e: dict[str, Any] | None) -> str:
-        if e is None or e["value"] is None:
-            return "-"
-        interval = f" [{e['low95']:.3f}, {e['high95']:.3f}]" if e["low95"] is not None else ""
-        return f"{e['value']:.3f}{interval}"
-
     t = result["threshold"]
     rows = [(f"EPS, P(kept) >= {t:.2f} (the dev documents' best)", f"judge_eps at P >= {t:.2f}"),
             ("EPS, P(kept) >= 0.50", "judge_eps at P >= 0.50"), ("EPS, mean P(kept)", "weighted_eps"),
@@ -100,6 +96,7 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append("")
         lines.append(f"{half}: {len(h['documents'])} documents drawn, {h['summaries']} summaries scored, "
                      f"{h['failed']} failed, {h['seconds']} s; {h['notes']}")
+        lines.append(f"{half}, {h['touched']}")
     return "\n".join(lines) + "\n"
 
 

@@ -730,6 +730,16 @@ def test_summedits_entity_edits_pair_each_consistent_summary_with_the_entity_edi
     assert paired["judge_eps at P >= 0.95"]["value"] == 1.0  # Denton's first attribute in the seed: p(1) = 0.992
     assert best_of([{"threshold": t, "value": v} for t, v in [(0.1, 0.6), (0.2, 0.8), (0.3, 0.8), (0.4, 0.8), (0.5, 0.7)]]) == 0.3
     assert (result.documents, result.items, result.failed) == (2, 3, 0)
+    # where each edit touches an attribute: the 900 workers drop "Alpha Corp opened ... Denton ... Monday", which every
+    # attribute holds (Denton Daily's in its name); Friday drops "Monday", which Denton's first attribute and Monday's hold
+    touched = result.tables["touched"]
+    assert [(r["system"][-2:], r["attribute"]) for r in touched] == [
+        ("#2", "E1.A1"), ("#2", "E1.A2"), ("#2", "E2.A1"), ("#2", "E3.A1"), ("#3", "E1.A1"), ("#3", "E2.A1")]
+    assert [r["fall"] for r in touched] == pytest.approx([p(1) - 0.02, p(1 / 3) - 0.02, p(1) - 0.02, 0.0,
+                                                          p(1) - p(5 / 6), p(1) - 0.02])
+    assert any(line.startswith("edits that touch an attribute (it holds a word only the most similar consistent summary "
+                               "has): 2 of 2; P(kept) falls on 5 of the 6 attribute readings they touch") and
+               line.endswith("move by a median of 0.000") for line in result.summary)  # Friday leaves the Daily's alone
 
     nine = Pipeline(responder_config, tmp_path / "store", method=10)  # entity verdicts written: no P, no threshold
     try:

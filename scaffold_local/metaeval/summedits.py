@@ -14,12 +14,14 @@ people found inconsistent after an entity edit alone (a name, number or date cha
 document compared (a tie counts half). The edit touches one entity, so the two summaries keep the same
 attributes but the edited one: EPS should drop. With the attributes' P (a version that reads them), the
 same for every threshold on P, and the threshold that ranks best: chosen on dev documents, it is the
-config's entity threshold. Word overlap (an attribute kept where the summary holds half of its content
-words) beside it."""
+config's entity threshold; and, apart from how many edits the scaffold's attributes cover, whether P falls on
+the attributes an edit touches (`touched_attributes`). Word overlap (an attribute kept where the summary holds
+half of its content words) beside it."""
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +29,7 @@ import numpy as np
 
 from ..data.inputs import Candidate
 from ..method.metrics import score_summary
+from ..method.text import STOPWORDS
 from ..runs.pipeline import Pipeline
 from .agreement import Estimate, grouped_bootstrap
 from .realsumm import document_of, present_by_overlap
@@ -64,7 +67,7 @@ def entity_edits(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
     plans, no_entities = _planned(pipeline, docs, seed)
     every = [p for *_, planned in plans for p in planned]
     records, sent = pipeline.answer(every, "judging entity attributes")
-    rows, probabilities, failed = [], [], 0
+    rows, probabilities, readings, failed = [], [], [], 0
     for doc, summary, document, scaffold, candidate, planned in plans:
         record = pipeline.judge.by_kind(planned, records).get("entities")
         if record is None or record.parsed is None:
@@ -77,6 +80,8 @@ def entity_edits(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
         confidence = record.confidence or {}
         p = [confidence[a.id] for a in attributes if a.id in confidence]
         probabilities.append(p if len(p) == len(attributes) else None)
+        readings.append((candidate.summary, {a.id: (f"{e.name} {a.text}", confidence.get(a.id))
+                                             for e in scaffold.items("entities") for a in e.attributes}))
         rows.append({"doc_id": document.doc_id, "system": candidate.system, "domain": domain_of(doc),
                      "edited": 1 - summary["human"]["label_consistent"], "attributes": len(attributes),
                      "judge_eps": judged.values.get("eps"),
@@ -87,7 +92,7 @@ def entity_edits(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
     result.tables["per_summary"] = rows
     result.tables["paired"] = [_paired(rows, scorer, seed) for scorer in ("judge_eps", "weighted_eps", "word_overlap_eps")]
     result.summary += [f"{r['scorer']}: the consistent summary higher than the entity-edited one in "
-                       f"{Estimate(r['value'], r['low95'], r['high95'])} of {r['pairs']} pairs (mean per document, 95% "
+                       f"{Estimate.of(r)} of {r['pairs']} pairs (mean per document, 95% "
                        "interval over documents; a tie counts half)" for r in result.tables["paired"]]
     if rows and all(p is not None for p in probabilities):
         result.tables["paired"] += [
@@ -96,6 +101,8 @@ def entity_edits(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
         if (best := best_of(result.tables["paired"])) is not None:
             result.summary.append(f"threshold on P(kept) that ranks best on these documents: {best:.2f} (a config's "
                                   "entity threshold is chosen on dev documents only)")
+        result.tables["touched"], line = touched_attributes(rows, readings)
+        result.summary.append(line)
     else:
         result.summary.append(f"no threshold compared: method version {pipeline.method.number} gives no P(kept) per "
                               "entity attribute (version 12 reads them)")
@@ -123,6 +130,49 @@ def _planned(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int) -> tuple
             plans.append((doc, summary, document, scaffold, candidate,
                           pipeline.judge.plan(scaffold, document, candidate, task="align_entities")))
     return plans, no_entities
+
+
+def edit_words(text: str) -> set[str]:
+    """The words an edit can change: lower-case words of three or more characters, and every number."""
+    return {w for w in re.findall(r"[^\W_]+", text.lower()) if (len(w) >= 3 or w.isdigit()) and w not in STOPWORDS}
+
+
+AttributeReadings = tuple[str, dict[str, tuple[str, float | None]]]  # a summary; per attribute id its claim and P(kept)
+
+
+def touched_attributes(rows: Sequence[dict[str, Any]],
+                       readings: Sequence[AttributeReadings]) -> tuple[list[dict[str, Any]], str]:
+    """Whether P(kept) falls where an edit touches an attribute: each edited summary against its document's most
+    similar consistent summary (the share of words they share), the words only the consistent one holds, and
+    each attribute (the entity's name and the claim) that holds one of them. The paired share counts every
+    attribute; this reads the ones the edit can have changed, apart from the scaffold's coverage of the edits."""
+    words = [edit_words(summary) for summary, _ in readings]
+    table, untouched, edits, touching = [], [], 0, 0
+    for i, row in enumerate(rows):
+        kept = [j for j, r in enumerate(rows) if r["doc_id"] == row["doc_id"] and not r["edited"]]
+        if not row["edited"] or not kept:
+            continue
+        nearest = max(kept, key=lambda j: len(words[j] & words[i]) / max(1, len(words[j] | words[i])))
+        removed = words[nearest] - words[i]
+        edits += 1
+        hit = False
+        for attribute, (claim, p) in readings[i][1].items():
+            before = readings[nearest][1].get(attribute, ("", None))[1]
+            if p is None or before is None:
+                continue
+            if removed & edit_words(claim):
+                hit = True
+                table.append({"doc_id": row["doc_id"], "system": row["system"], "consistent": rows[nearest]["system"],
+                              "attribute": attribute, "p_consistent": before, "p_edited": p, "fall": before - p})
+            else:
+                untouched.append(abs(before - p))
+        touching += hit
+    falls = [t["fall"] for t in table]
+    line = (f"edits that touch an attribute (it holds a word only the most similar consistent summary has): {touching} "
+            f"of {edits}; P(kept) falls on {sum(f > 0 for f in falls)} of the {len(falls)} attribute readings they "
+            f"touch, by {np.mean(falls) if falls else float('nan'):.3f} on average; the attributes they leave alone "
+            f"move by a median of {np.median(untouched) if untouched else float('nan'):.3f}")
+    return table, line
 
 
 def _paired(rows: Sequence[dict[str, Any]], scorer: str, seed: int, threshold: float | None = None) -> dict[str, Any]:

@@ -143,7 +143,7 @@ def sha256_text(text: str) -> str:
 
 # ---------------------------------------------------------------- word overlap (baselines, test double)
 
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     "the and for with that this from are was were has have had its their they them will would can "
     "could should into over under about after before than then also not but our your his her she him "
     "who what which when where how why all any each more most some such only own same very just".split()
@@ -181,7 +181,7 @@ def content_words(text: str) -> set[str]:
 
 def content_word_list(text: str) -> list[str]:
     """`content_words` in text order, repeats kept (term frequencies for retrieval)."""
-    return [w for w in _WORD.findall(text.lower()) if (len(w) >= 3 or _HAN_CHARACTER.match(w)) and w not in _STOPWORDS]
+    return [w for w in _WORD.findall(text.lower()) if (len(w) >= 3 or _HAN_CHARACTER.match(w)) and w not in STOPWORDS]
 
 
 def overlap(part: str, whole: str) -> float:

@@ -41,7 +41,8 @@ Version 12 is version 10 with each entity attribute read as version 7 reads it (
 at the answer's value, nothing generated) instead of written as a list of kept ids, so that every attribute has a
 P and EPS a threshold of its own, chosen on SummEdits' entity edits (dev documents); every other request is
 version 10's. (Number 11 was an extraction prompt tried on dev documents and not kept: docs, "An extraction prompt
-tried on dev documents".)
+tried on dev documents"; number 13 each entity attribute asked as a plain yes / no question, tried on version 12's
+dev documents and not kept: docs, "Entity attributes against SummEdits' entity edits".)
 Older versions stay selectable so that their scores can be reproduced. Metric definitions are not
 versioned: they follow the README's "What the metrics mean".
 """
