@@ -81,11 +81,10 @@ class VerdictReader:
             if scaffold is None or task not in (None, spec.align_task):
                 continue
             rules = reading_rules(spec, self.judge.method.number)
-            answers = YES_NO if name == "entities" and self.judge.method.entities_yes_no else BOOLEAN
             for item in rules.items(scaffold.items(name)):
                 read = functools.partial(self._read, candidate=candidate, task=spec.align_task,
                                          variables={**shared, "item": item})
-                planned.append(read(f"{owner}/{name}/{item['id']}", Reading(item["id"], rules.field, answers)))
+                planned.append(read(f"{owner}/{name}/{item['id']}", Reading(item["id"], rules.field, BOOLEAN)))
                 if rules.evidence:  # where the summary says it, had it said it: Fact Focus counts it for kept items
                     written = f'"{rules.field}": true, '
                     planned.append(read(f"{owner}/{name}/{item['id']}/evidence", Reading(

@@ -99,8 +99,6 @@ class MethodVersion:
     read_kinds: tuple[str, ...] = ()
     # Its sentence check a plain yes / no question (no JSON, no worked examples, no error category) where it is read.
     sentences_yes_no: bool = False
-    # Its entity attributes plain yes / no questions (the summary, the entity, the claim) where they are read.
-    entities_yes_no: bool = False
     # Tasks whose template is an earlier version's (task, version): a version built on an older one than the
     # newest keeps that one's prompts where it changes nothing.
     prompt_pins: tuple[tuple[str, int], ...] = ()
@@ -112,7 +110,7 @@ class MethodVersion:
         if self.views == PAPER_VIEWS:
             del described["views"]
         for added in ("in_document_language", "judges_like", "reads_verdicts", "prompt_pins", "read_kinds",
-                      "sentences_yes_no", "entities_yes_no"):  # added with 6, 7, 9, 10 and 13
+                      "sentences_yes_no"):  # added with 6, 7, 9 and 10
             if not described[added]:
                 del described[added]
         return described
@@ -170,10 +168,6 @@ METHOD_VERSIONS = {
     12: MethodVersion(12, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
                       one_item_per_request=True, in_document_language=True, judges_like=5,
                       read_kinds=("faithfulness", "entities"), sentences_yes_no=True,
-                      prompt_pins=(("align_facts", 5), ("align_questions", 5))),
-    13: MethodVersion(13, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
-                      one_item_per_request=True, in_document_language=True, judges_like=5,
-                      read_kinds=("faithfulness", "entities"), sentences_yes_no=True, entities_yes_no=True,
                       prompt_pins=(("align_facts", 5), ("align_questions", 5))),
 }
 DEFAULT_METHOD_VERSION = 2
