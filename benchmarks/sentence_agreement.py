@@ -3,13 +3,14 @@ CPU judge's default)? Both versions of the CPU judge on FRANK test documents tha
 beside word overlap and the human ceiling, pooled and per source (CNN/DM, XSum).
 
     .venv/bin/python benchmarks/sentence_agreement.py --data ../shared/eval-data [--limit 40] [--versions 9,10]
-        [--store /tmp/sentence-agreement-store] [--out benchmarks/results/sentence_agreement_cpu]
+        [--after RESULT.json ...] [--store /tmp/sentence-agreement-store] [--out benchmarks/results/sentence_agreement_cpu]
 
 The rule, fixed before the first run: the CPU judge's default moves to version 10 when, on these documents, its
 balanced accuracy on the human ceiling's references is at least version 9's plus MARGIN pooled and not below
 version 9's by more than MARGIN on either source (the point estimates). The documents: FRANK's test half (the
 fixed split of metaeval/human_labels.py) without those of `benchmarks/judges.py` and the meta-eval tables (30,
-seed 0) and of the peers benchmark (5, seed 0); of the rest, `--limit` drawn at random (seeded). Each version's
+seed 0) and of the peers benchmark (5, seed 0), and those listed in the result files `--after` names (a later
+comparison's draw leaves out this one's); of the rest, `--limit` drawn at random (seeded). Each version's
 judgments go through one store, so an interrupted run resumes and a rerun only reads. Slow (version 9 about 11
 minutes for 24 documents on 2 cores): not in CI. Writes <out>.json and <out>.md.
 """
@@ -21,27 +22,27 @@ import json
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
-from scaffold_local.metaeval.agreement import OTHERS, cell
-from scaffold_local.metaeval.frank import faithfulness, source_of
-from scaffold_local.metaeval.human_labels import load
-from scaffold_local.runs.pipeline import Pipeline
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
+
+from benchmarks.earlier_draws import documents_in, fresh  # noqa: E402
+from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig  # noqa: E402
+from scaffold_local.metaeval.agreement import OTHERS, cell  # noqa: E402
+from scaffold_local.metaeval.frank import faithfulness, source_of  # noqa: E402
+from scaffold_local.metaeval.human_labels import load  # noqa: E402
+from scaffold_local.runs.pipeline import Pipeline  # noqa: E402
+
 MARGIN = 0.02
 EARLIER = [dict(limit=30, seed=0, split="test"), dict(limit=5, seed=0, split="test")]
 
 
-def fresh_documents(data: Path, limit: int, seed: int) -> list[dict[str, Any]]:
-    used = {d["doc_id"] for draw in EARLIER for d in load(data, "frank", **draw)}
-    fresh = [d for d in load(data, "frank", split="test") if d["doc_id"] not in used]
-    chosen = np.random.default_rng(seed).permutation(len(fresh))[:limit]
-    return [fresh[i] for i in sorted(chosen)]
+def fresh_documents(data: Path, limit: int, seed: int, after: Sequence[Path] = ()) -> list[dict[str, Any]]:
+    used = {d["doc_id"] for draw in EARLIER for d in load(data, "frank", **draw)} | documents_in(after)
+    return fresh(load(data, "frank", split="test"), used, limit, seed)
 
 
 def balanced_accuracy(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int) -> dict[str, dict[str, Any]]:
@@ -63,10 +64,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=40, help="fresh test documents")
     parser.add_argument("--versions", default="9,10")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--after", type=Path, nargs="*", default=[],
+                        help="earlier result files (.json) whose documents this draw leaves out")
     parser.add_argument("--store", type=Path, default=Path("/tmp/sentence-agreement-store"))
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "sentence_agreement_cpu")
     a = parser.parse_args()
-    docs = fresh_documents(a.data, a.limit, a.seed)
+    docs = fresh_documents(a.data, a.limit, a.seed, a.after)
     sources = {"pooled": docs, **{s: [d for d in docs if source_of(d) == s] for s in sorted({source_of(d) for d in docs})}}
     config = ModelConfig.load(DEFAULT_MODEL)
     table: dict[str, dict[str, Any]] = {}

@@ -880,3 +880,19 @@ def test_realsumm_end_to_end_scores_each_summary_with_the_extracted_scaffold_by_
     again = run()
     assert again.summary[-1].endswith("sent to the engine: 0 of 4 (the rest read from the store)")
     assert again.tables["per_summary"] == result.tables["per_summary"]
+
+
+def test_a_later_draw_leaves_out_every_document_that_earlier_results_list(tmp_path):
+    """Test documents no earlier measurement drew: every list of ids under a "documents" key of the named result
+    files (flat or per split) is left out; the rest are drawn at random, seeded, in their own order."""
+    from benchmarks.earlier_draws import documents_in, fresh
+
+    (tmp_path / "a.json").write_text(json.dumps({"documents": {"dev": ["d1"], "test": ["d2", "d3"]}, "notes": ["d4"]}))
+    (tmp_path / "b.json").write_text(json.dumps({"test": {"documents": ["d5"], "summaries": 3}}))
+    used = documents_in([tmp_path / "a.json", tmp_path / "b.json"])
+    assert used == {"d1", "d2", "d3", "d5"}  # "notes" is not a draw
+    docs = [{"doc_id": f"d{i}"} for i in range(1, 9)]
+    drawn = fresh(docs, used, 2, seed=0)
+    assert len(drawn) == 2 and {d["doc_id"] for d in drawn} <= {"d4", "d6", "d7", "d8"}
+    assert drawn == sorted(drawn, key=lambda d: d["doc_id"]) and drawn == fresh(docs, used, 2, seed=0)
+    assert [d["doc_id"] for d in fresh(docs, used, 10, seed=0)] == ["d4", "d6", "d7", "d8"]

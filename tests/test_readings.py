@@ -241,6 +241,50 @@ def test_version_12_reads_each_entity_attribute_and_sends_version_10s_other_requ
     assert spec["thresholds"] == {"faithfulness": 0.6, "entities": 0.4} and spec["decision_threshold"] == 0.5
 
 
+TOWN = ["The town council met on Tuesday to discuss the budget.",
+        "The bakery on Elm Street sells rye bread and pastries every morning.",
+        "The mayor opened a new bridge over the river on Friday.",
+        "Local schools will close early for the winter holidays.",
+        "A jazz festival drew thousands of visitors to the park."]
+
+
+def test_version_14_checks_each_sentence_on_its_own_best_passages_and_sends_version_10s_other_requests(
+        tmp_path, small_input):
+    """Version 14 is version 10 with each summary sentence checked against its best passages (BM25, at most three, in
+    document order) instead of the whole document: version 10's prompt with that excerpt in the document's place,
+    byte for byte. The bakery sentence reads its paragraph and the first two (no other word matches); the jazz
+    sentence its own and the first two: neither reads the schools."""
+    from scaffold_local.judging.long_documents import EXCERPT_GAP
+
+    config = ModelConfig.load(str(RESPONDER_CONFIG))
+    text = "\n\n".join(TOWN)
+    document = Document(doc_id="town", text=text, sha256=sha256_text(text))
+    summary = "The bakery on Elm Street sells rye bread. A jazz festival drew thousands of visitors."
+    candidate = Candidate(record=1, doc_id="town", system="a", summary=summary)
+    ten, fourteen = (Judge(config, method_version(n)) for n in (10, 14))
+    excerpts = ["\n\n".join(TOWN[:3]), "\n\n".join(TOWN[:2]) + EXCERPT_GAP + TOWN[4]]
+    checks = fourteen.plan(None, document, candidate, task="check_faithfulness")
+    assert len(checks) == 2
+    for i, (planned, passages) in enumerate(zip(checks, excerpts)):
+        on_passages = Document(doc_id="town", text=passages, sha256=sha256_text(passages))
+        assert planned.request.messages == ten.plan(None, on_passages, candidate, task="check_faithfulness")[i].request.messages
+        assert TOWN[3] not in planned.request.messages[1].content
+    whole = ten.plan(None, document, candidate, task="check_faithfulness")
+    assert all(TOWN[3] in p.request.messages[1].content for p in whole)
+
+    inputs = load_input(small_input)
+    runs = {n: Pipeline(config, tmp_path / "store", method=n).score(inputs) for n in (10, 14)}
+    assert runs[14].failures == {}
+
+    def keys(run, *tasks):
+        return sorted(r["cache_key"] for line in (run.run_dir / "records.jsonl").read_text().splitlines()
+                      if (r := json.loads(line))["task"] in tasks)
+
+    shared = ("align_facts", "align_questions", "align_entities", "direct_score")
+    assert keys(runs[14], *shared) == keys(runs[10], *shared) and keys(runs[14], "check_faithfulness")
+    assert json.loads((runs[14].run_dir / "spec.json").read_text())["method"]["sentences_on_passages"] is True
+
+
 def test_a_sentence_repeated_word_for_word_is_read_for_each_of_its_items():
     """Version 10's question does not number the sentence, so a repeated sentence is the same prompt; its item is in
     the reading's schema, so each is a reading (a cache key) of its own, recorded under its own item."""

@@ -32,6 +32,7 @@ from ..method.views import sentences as sentence_check
 from ..method.views.spec import ReadingRules
 from ..records import Record
 from .judge_setup import JudgeSetup
+from .long_documents import excerpt
 from .planned import PlannedRequest
 from .readings import (
     MAX_UNDECIDED,
@@ -96,8 +97,11 @@ class VerdictReader:
             errors = tuple(c for c in self.judge.method.error_categories if c != NO_ERROR)
             yes_no = self.judge.method.sentences_yes_no
             for i in range(1, len(sentences) + 1):
+                evidence = shared["document"]
+                if self.judge.method.sentences_on_passages:  # the sentence's best passages, as many as PASSAGES_PER_SENTENCE
+                    evidence = excerpt(document, [sentences[i - 1]], lambda _: True).text
                 read = functools.partial(self._read, candidate=candidate, task=sentence_check.TASK,
-                                         variables={**shared, "check": i})
+                                         variables={**shared, "document": evidence, "check": i})
                 verdict = Reading(f"S{i}", SUPPORTED, YES_NO if yes_no else BOOLEAN)
                 planned.append(read(f"{owner}/faithfulness/S{i}", verdict))
                 if not yes_no:  # the error, had it none: counted for the sentences judged unsupported

@@ -42,7 +42,11 @@ at the answer's value, nothing generated) instead of written as a list of kept i
 P and EPS a threshold of its own, chosen on SummEdits' entity edits (dev documents); every other request is
 version 10's. (Number 11 was an extraction prompt tried on dev documents and not kept: docs, "An extraction prompt
 tried on dev documents"; number 13 each entity attribute asked as a plain yes / no question, tried on version 12's
-dev documents and not kept: docs, "Entity attributes against SummEdits' entity edits".)
+dev documents and not kept: docs, "Entity attributes against SummEdits' entity edits".) Version 14 is version 10
+with each sentence checked against its own best passages of the document (BM25, at most three, in document order),
+not the whole document, as MiniCheck reads chunks: chosen on FRANK's and SummEdits' dev documents
+(benchmarks/passage_dev.py), where a 1.5B judge reading a whole document of up to 1,500 words missed the line a
+sentence rests on; every other request is version 10's.
 Older versions stay selectable so that their scores can be reproduced. Metric definitions are not
 versioned: they follow the README's "What the metrics mean".
 """
@@ -99,6 +103,8 @@ class MethodVersion:
     read_kinds: tuple[str, ...] = ()
     # Its sentence check a plain yes / no question (no JSON, no worked examples, no error category) where it is read.
     sentences_yes_no: bool = False
+    # Its sentence check reads each sentence against that sentence's best passages of the document, not the whole.
+    sentences_on_passages: bool = False
     # Tasks whose template is an earlier version's (task, version): a version built on an older one than the
     # newest keeps that one's prompts where it changes nothing.
     prompt_pins: tuple[tuple[str, int], ...] = ()
@@ -110,7 +116,7 @@ class MethodVersion:
         if self.views == PAPER_VIEWS:
             del described["views"]
         for added in ("in_document_language", "judges_like", "reads_verdicts", "prompt_pins", "read_kinds",
-                      "sentences_yes_no"):  # added with 6, 7, 9 and 10
+                      "sentences_yes_no", "sentences_on_passages"):  # added with 6, 7, 9, 10 and 14
             if not described[added]:
                 del described[added]
         return described
@@ -169,6 +175,10 @@ METHOD_VERSIONS = {
                       one_item_per_request=True, in_document_language=True, judges_like=5,
                       read_kinds=("faithfulness", "entities"), sentences_yes_no=True,
                       prompt_pins=(("align_facts", 5), ("align_questions", 5))),
+    14: MethodVersion(14, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
+                      one_item_per_request=True, in_document_language=True, judges_like=5, read_kinds=("faithfulness",),
+                      sentences_yes_no=True, sentences_on_passages=True,
+                      prompt_pins=(("align_facts", 5), ("align_questions", 5), ("align_entities", 5))),
 }
 DEFAULT_METHOD_VERSION = 2
 
