@@ -23,25 +23,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
-from scaffold_local.metaeval.agreement import cell
-from scaffold_local.metaeval.human_labels import load
-from scaffold_local.metaeval.summedits import best_of, entity_edits
-from scaffold_local.runs.pipeline import Pipeline
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
+
+from benchmarks.earlier_draws import fresh  # noqa: E402
+from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig  # noqa: E402
+from scaffold_local.metaeval.agreement import cell  # noqa: E402
+from scaffold_local.metaeval.human_labels import load  # noqa: E402
+from scaffold_local.metaeval.summedits import best_of, entity_edits  # noqa: E402
+from scaffold_local.runs.pipeline import Pipeline  # noqa: E402
+
 VERSION = 12
 EARLIER = dict(limit=24, seed=0, split="test", per_document=6)  # the SummEdits sentence-check measurement's draw
 SCORERS = ("judge_eps", "weighted_eps", "word_overlap_eps")
 
 
 def fresh_test_documents(data: Path, limit: int, seed: int) -> list[dict[str, Any]]:
-    used = {d["doc_id"] for d in load(data, "summedits", **EARLIER)}
-    fresh = [d for d in load(data, "summedits", split="test") if d["doc_id"] not in used]
-    chosen = np.random.default_rng(seed).permutation(len(fresh))[:limit]
-    return [fresh[i] for i in sorted(chosen)]
+    return fresh(load(data, "summedits", split="test"), {d["doc_id"] for d in load(data, "summedits", **EARLIER)},
+                 limit, seed)
 
 
 def measured(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int) -> dict[str, Any]:

@@ -12,10 +12,9 @@ Fixed before the first run: the thresholds come from the dev documents only (the
 "inconsistent" per domain, with 95% intervals over documents, and its mean over the domains (the issue's goal: at
 least 0.65), and the AUROC of each summary score. Nothing is chosen on the test documents. With `--after`, the test
 documents are drawn from those that the named result files do not list (the test half's documents no earlier
-measurement drew). Slow (version 10 reads
-one answer token per sentence: about 10 minutes for 36 documents of 6 summaries on 2 cores): not in CI. Each
-version's judgments go through one store, so a rerun only reads. Writes <out>.json and <out>.md (aggregate rows
-only: the per-summary rows hold SummEdits' labels).
+measurement drew). Slow (version 10 reads one answer token per sentence: about 10 minutes for 36 documents of 6
+summaries on 2 cores): not in CI. Each version's judgments go through one store, so a rerun only reads. Writes
+<out>.json and <out>.md (aggregate rows only: the per-summary rows hold SummEdits' labels).
 """
 
 from __future__ import annotations
