@@ -98,11 +98,12 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=Path("/tmp/summary-consistency-store"))
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "summary_consistency_cpu")
     a = parser.parse_args()
-    docs = {split: load(a.data, "summedits", limit=n, seed=a.seed, split=split, per_document=a.per_document)
-            for split, n in (("dev", a.dev), ("test", a.test))}
+    docs = {"dev": load(a.data, "summedits", limit=a.dev, seed=a.seed, split="dev", per_document=a.per_document)}
     if a.after:  # the test documents no earlier measurement drew (each with --per-document of its summaries)
         every = load(a.data, "summedits", seed=a.seed, split="test", per_document=a.per_document)
         docs["test"] = fresh(every, documents_in(a.after), a.test, a.seed)
+    else:
+        docs["test"] = load(a.data, "summedits", limit=a.test, seed=a.seed, split="test", per_document=a.per_document)
     config = ModelConfig.load(a.model)
     table: dict[str, dict[str, Any]] = {}
     seconds = {}

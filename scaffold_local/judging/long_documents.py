@@ -149,14 +149,7 @@ def excerpt(document: Document, sentences: Sequence[str], fits: Callable[[str], 
     """The passages most relevant to the summary's sentences, as many as `fits` and at most
     PASSAGES_PER_SENTENCE for each sentence: each sentence's best passage first, then each one's
     second best, and so on, shown in document order."""
-    from rank_bm25 import BM25Okapi  # imported here: only chunked mode needs it
-
-    found = passages(document.text)
-    index = BM25Okapi([content_word_list(p) or [""] for p in found])
-    rankings = []
-    for sentence in sentences or [""]:
-        scores = index.get_scores(content_word_list(sentence))
-        rankings.append(sorted(range(len(found)), key=lambda i: (-scores[i], i)))
+    found, rankings = _ranked(document, sentences or [""])
     chosen: list[int] = []
     for rank in range(min(len(found), PASSAGES_PER_SENTENCE)):
         for ranking in rankings:
@@ -167,6 +160,25 @@ def excerpt(document: Document, sentences: Sequence[str], fits: Callable[[str], 
                 return _excerpt(document, found, chosen)
             chosen.append(candidate)
     return _excerpt(document, found, chosen)
+
+
+def sentence_excerpts(document: Document, sentences: Sequence[str]) -> list[Document]:
+    """Each sentence's own best passages, PASSAGES_PER_SENTENCE at most, in document order (one index for all)."""
+    found, rankings = _ranked(document, sentences)
+    return [_excerpt(document, found, ranking[:PASSAGES_PER_SENTENCE]) for ranking in rankings]
+
+
+def _ranked(document: Document, sentences: Sequence[str]) -> tuple[list[str], list[list[int]]]:
+    """The document's passages, and for each sentence their indices from the most relevant (BM25) down."""
+    from rank_bm25 import BM25Okapi  # imported here: only passage reading needs it
+
+    found = passages(document.text)
+    index = BM25Okapi([content_word_list(p) or [""] for p in found])
+    rankings = []
+    for sentence in sentences:
+        scores = index.get_scores(content_word_list(sentence))
+        rankings.append(sorted(range(len(found)), key=lambda i: (-scores[i], i)))
+    return found, rankings
 
 
 def _excerpt_text(found: list[str], chosen: list[int]) -> str:

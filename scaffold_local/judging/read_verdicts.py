@@ -32,7 +32,7 @@ from ..method.views import sentences as sentence_check
 from ..method.views.spec import ReadingRules
 from ..records import Record
 from .judge_setup import JudgeSetup
-from .long_documents import excerpt
+from .long_documents import sentence_excerpts
 from .planned import PlannedRequest
 from .readings import (
     MAX_UNDECIDED,
@@ -96,12 +96,11 @@ class VerdictReader:
         if task in (None, sentence_check.TASK):
             errors = tuple(c for c in self.judge.method.error_categories if c != NO_ERROR)
             yes_no = self.judge.method.sentences_yes_no
+            evidence = ([e.text for e in sentence_excerpts(document, sentences)]  # each sentence's best passages
+                        if self.judge.method.sentences_on_passages else [document.text] * len(sentences))
             for i in range(1, len(sentences) + 1):
-                evidence = shared["document"]
-                if self.judge.method.sentences_on_passages:  # the sentence's best passages, as many as PASSAGES_PER_SENTENCE
-                    evidence = excerpt(document, [sentences[i - 1]], lambda _: True).text
                 read = functools.partial(self._read, candidate=candidate, task=sentence_check.TASK,
-                                         variables={**shared, "document": evidence, "check": i})
+                                         variables={**shared, "document": evidence[i - 1], "check": i})
                 verdict = Reading(f"S{i}", SUPPORTED, YES_NO if yes_no else BOOLEAN)
                 planned.append(read(f"{owner}/faithfulness/S{i}", verdict))
                 if not yes_no:  # the error, had it none: counted for the sentences judged unsupported
