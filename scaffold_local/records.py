@@ -33,6 +33,7 @@ FailureCategory = Literal[
     "engine_crash",  # the engine raised or aborted the request
     "truncated",  # the output hit max_tokens, also after one retry with a larger budget
     "validation",  # complete output that is not valid for its schema or breaks an id rule (maybe for some items only)
+    "low_answer_mass",  # a reading where the judge put too little of its next-token probability on the answers
 ]
 FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
 # Worth sending again on the next run; the others would fail the same way until the request (and
@@ -69,6 +70,10 @@ class Record(BaseModel):
     # value (token -> log-probability), from which `parsed` and `confidence` are read. Left out of a record
     # without one, so records of earlier versions are written byte for byte as before.
     next_token: dict[str, float] | None = Field(None, exclude_if=lambda value: value is None)
+    # An exact reading's (method version 15 on) probability of all answers together, and the answers a top-k engine
+    # left out of its alternatives, charged its lowest listed probability. Left out where not read.
+    answer_mass: float | None = Field(None, exclude_if=lambda value: value is None)
+    bounded: list[str] | None = Field(None, exclude_if=lambda value: value is None)
 
     @property
     def retryable(self) -> bool:

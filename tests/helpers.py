@@ -156,7 +156,8 @@ class VllmServer:
 
 def hosted_config_file(path: Path, base_url: str, **engine) -> Path:
     """A model config for the hosted backend pointing at `base_url` (a test server's port)."""
-    settings = {"base_url": base_url, "concurrency": 16, "response_format": "json_schema", **engine}
+    settings = {"base_url": base_url, "concurrency": 16, "response_format": "json_schema",
+                "tokenizer": "embedded:smollm2-135m-instruct", **engine}
     table = "\n".join(f"{k} = {json.dumps(v)}" for k, v in settings.items())
     path.write_text(f'extends = "smollm2-135m-hosted"\nname = "smollm2-135m-hosted"\n\n[engine]\n{table}\n', encoding="utf-8")
     return path

@@ -157,3 +157,76 @@ def test_a_reading_generates_nothing_and_returns_the_distribution_where_the_answ
         written = instance.generate([greedy])[0]
         assert written.finish_reason in ("stop", "length") and written.text
         assert written.text == max(result.next_token, key=lambda t: result.next_token[t])
+
+
+def _every_reading(config: ModelConfig) -> list:
+    """One summary's readings of every kind method version 15 reads (a fact and its cited sentence, a question, an
+    entity attribute, each sentence's yes / no check on its best passages, each direct-score grade and its
+    continuation after a 1), and both orders of a holistic pair: the prompts every engine must compute alike."""
+    from scaffold_local.judging.pair_readings import pair_requests
+    from scaffold_local.method.versions import method_version
+    from scaffold_local.method.views.entities import Attribute, Entity
+
+    judge = Judge(config, method_version(15))
+    document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
+    scaffold = Scaffold(
+        key="k", doc_id="factory", document_sha256=document.sha256,
+        facts=(Fact(id="F1", text="Alpha Corp opened a factory in Denton on Monday.", label="main point"),),
+        questions=(KeyQuestion(id="Q1", question="Where did Alpha Corp open a factory?", expected_answer="In Denton.",
+                               provenance="Sentence 1", label="main point"),),
+        entities=(Entity(id="E1", name="Alpha Corp", kind="org", attributes=(
+            Attribute(id="E1.A1", text="Alpha Corp opened a factory in Denton.", label="main point"),)),),
+    )
+    one = Candidate(record=1, doc_id="factory", system="a", summary="Alpha Corp opened a factory in Denton. It hired 200 people.")
+    two = Candidate(record=2, doc_id="factory", system="b", summary="A factory opened on Monday.")
+    planned = judge.plan(scaffold, document, one) + list(pair_requests(judge, document, one, two))
+    assert {p.task for p in planned} == {"align_facts", "align_questions", "align_entities", "check_faithfulness",
+                                         "direct_score", "compare_pair"}
+    return planned
+
+
+@pytest.fixture(scope="module")
+def llama_cpp_readings():
+    """The reference: every reading's prompt tokens and P of its first answer on llama.cpp, the engine whose prompts
+    the package has always built itself."""
+    from scaffold_local.backends.tokens import prompt_ids
+
+    config = ModelConfig.load("smollm2-135m-llama-cpp")
+    instance = create_backend(config)
+    planned = _every_reading(config)
+    results = instance.generate([p.request for p in planned])
+    ids = [prompt_ids(instance.chat, p.request) for p in planned]
+    instance.close()
+    return planned, ids, results
+
+
+@pytest.mark.real_model
+def test_every_reading_is_the_same_prompt_and_the_same_p_on_every_engine(backend, llama_cpp_readings):
+    """A reading's prompt is built once, by the package (the chat template with its generation prompt, then the start
+    of the answer as text; never the template's continuation of an empty message): every engine computes the same
+    token ids as llama.cpp for every kind read, and P of the first answer within 0.02 of llama.cpp's (transformers
+    and vLLM read the same 4-bit weights, dequantized). An engine with the whole distribution says its alternatives
+    hold every answer; vLLM and a server give their likeliest 20 and a missing answer is bounded, never zero."""
+    from scaffold_local.judging.readings import EXACT_ANSWER_MASS_FLOOR, distribution
+
+    config, instance = backend
+    if config.backend == "responder":
+        pytest.skip("the test double renders no prompt")
+    planned, reference_ids, reference = llama_cpp_readings
+    requests = [p.request for p in planned]
+    if config.backend != "llama-cpp":
+        assert [instance.prompt_ids(r) for r in requests] == reference_ids
+    results = instance.generate(requests)
+    far = []
+    for p, ours, theirs in zip(planned, results, reference):
+        assert ours.finish_reason == "stop", (p.request.id, ours.error)
+        assert ours.answers_complete == (config.backend in ("llama-cpp", "transformers")), p.request.id
+        read = [distribution(r.next_token, p.reading.answers, p.reading.after, exact=True, complete=r.answers_complete)
+                for r in (ours, theirs)]
+        assert all(d is not None for d in read), p.request.id
+        if min(d.answer_mass for d in read) < EXACT_ANSWER_MASS_FLOOR:
+            continue  # a failed item on both sides of the comparison, not a verdict
+        first = p.reading.answers[0]
+        if abs(read[0].p[first] - read[1].p[first]) > 0.02:
+            far.append((p.request.id, round(read[0].p[first], 4), round(read[1].p[first], 4)))
+    assert not far, f"P differs from llama.cpp's by more than 0.02: {far}"

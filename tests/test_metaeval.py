@@ -896,3 +896,35 @@ def test_a_later_draw_leaves_out_every_document_that_earlier_results_list(tmp_pa
     assert len(drawn) == 2 and {d["doc_id"] for d in drawn} <= {"d4", "d6", "d7", "d8"}
     assert drawn == sorted(drawn, key=lambda d: d["doc_id"]) and drawn == fresh(docs, used, 2, seed=0)
     assert [d["doc_id"] for d in fresh(docs, used, 10, seed=0)] == ["d4", "d6", "d7", "d8"]
+
+
+def test_calibrate_writes_a_config_with_the_dev_halves_thresholds(tmp_path):
+    """`calibrate` reads the dev halves only (here the library document: REALSumm's 4 key-fact items, 3 FRANK
+    sentences, one of them wrong) and writes a config that extends the judge with [thresholds.N]: facts and sentences at the thresholds
+    meta-eval reports for those dev documents, questions and attributes at the facts'. A version that writes its
+    verdicts has nothing to calibrate."""
+    from scaffold_local.judging.config import ModelConfig
+
+    data = eval_data(tmp_path / "eval-data")
+    sentences = [("The Oakvale library now lends bicycles to members.", 0), ("The library lends boats to pirates.", 1),
+                 ("Each member may borrow a bicycle for seven days.", 0)]
+    write_jsonl(data / "frank" / "frank_sentence_level.jsonl", [{"doc_id": "library", "document": LIBRARY, "summaries": [
+        {"system": f"s{n}", "summary": text, "sentences": [text],
+         "human": {"sentence_error_per_annotator": [[error]] * 3, "sentence_error_majority": [error],
+                   "frank_summary_scores": {"Factuality": 1.0 - error}}} for n, (text, error) in enumerate(sentences)]}])
+    common = ["-m", str(RESPONDER_CONFIG), "--data", str(data), "--store", str(tmp_path / "store"), "--method-version", "15"]
+    written = tmp_path / "calibrated.toml"
+    result = runner.invoke(app, ["calibrate", *common, "--out", str(written)])
+    assert result.exit_code == 0, result.output
+    config = ModelConfig.load(str(written))
+    thresholds = config.thresholds[15]
+    assert config.method_version == 15 and config.backend == "responder"
+    assert thresholds["questions"] == thresholds["entities"] == thresholds["facts"] and "faithfulness" in thresholds
+    for task, kind in (("realsumm-alignment", "facts"), ("frank", "faithfulness")):
+        out = tmp_path / task
+        assert runner.invoke(app, ["meta-eval", task, *common, "--split", "dev", "--out", str(out)]).exit_code == 0
+        reported = json.loads(next(out.glob("*.json")).read_text())
+        assert reported["documents"] == 1  # library: the one dev document
+        assert thresholds[kind] == round(reported["tables"]["confidence"][0]["threshold_all_documents"], 3)
+    refused = runner.invoke(app, ["calibrate", *common[:-1], "9"])
+    assert refused.exit_code == 2 and "does not read its fact and sentence verdicts" in refused.output

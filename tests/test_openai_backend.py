@@ -198,6 +198,21 @@ def test_a_reading_asks_for_one_token_and_its_alternatives_continuing_the_answer
     }
 
 
+def test_a_reading_with_the_packages_tokens_is_a_completion_and_an_empty_answer_is_never_continued():
+    """With the served model's tokenizer in the config, a reading sends the package's prompt tokens to /completions
+    (the tokens every engine computes). Without it, a reading whose answer starts empty (a plain yes / no) leaves the
+    empty message out and asks for the generation prompt: continuing an empty message would keep its closed turn."""
+    from scaffold_local.backends.openai import reading_body
+
+    options = OpenAIOptions(base_url="http://x/v1")
+    assert reading_body(reading(), "judge-7b", options, [5, 6, 7]) == {
+        "model": "judge-7b", "prompt": [5, 6, 7], "max_tokens": 1, "temperature": 0.0, "logprobs": 20, "seed": 7}
+    plain = reading().model_copy(update={"messages": (*reading().messages[:2], Message(role="assistant", content=""))})
+    assert request_body(plain, "judge-7b", options) == {
+        "model": "judge-7b", "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Is it true?"}],
+        "max_tokens": 1, "temperature": 0.0, "logprobs": True, "top_logprobs": 20, "seed": 7}
+
+
 def test_a_server_without_log_probabilities_cannot_read_a_verdict(stub_factory):
     """A plain answer where a reading needs the alternatives: the run ends with why, not a fall-back."""
     from scaffold_local.errors import BackendError

@@ -45,7 +45,9 @@ def test_a_run_of_a_previous_release_resumes_with_nothing_sent(commit, version, 
 def test_every_shipped_judge_keeps_the_fingerprint_it_had_before_the_redesign():
     """The fingerprint keys every stored scaffold and judgment; the registry now derives the settings
     it leaves out (each backend's throughput-only options) where one global list did before. Judges
-    added since have no earlier fingerprint to keep."""
+    added since have no earlier fingerprint to keep. One changed on purpose: the hosted judge names its model's
+    tokenizer since its readings send the package's prompt tokens (before, the server rendered a reading of an
+    empty answer with the answer's turn closed)."""
     from scaffold_local.judging.config import ModelConfig, available_configs
 
     before = json.loads((ROOT / "tests" / "snapshots" / "fingerprints.json").read_text())

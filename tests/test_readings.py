@@ -285,6 +285,53 @@ def test_version_14_checks_each_sentence_on_its_own_best_passages_and_sends_vers
     assert json.loads((runs[14].run_dir / "spec.json").read_text())["method"]["sentences_on_passages"] is True
 
 
+def test_an_exact_reading_bounds_an_answer_a_top_k_engine_left_out_never_certainty():
+    """Where the alternatives hold no " false" (a top-20 engine), version 15 charges false the lowest listed
+    probability (an upper bound) and names it; where the engine gave every answer token (`complete`), false's
+    absence means its mass is negligible. Earlier versions read P(true) = 1 there, as they always did."""
+    top = {" true": log(0.6), '"': log(0.3), "{": log(0.05)}
+    assert distribution(top, ("true", "false")).p["true"] == 1.0  # versions 7-14, reproduced
+    bounded = distribution(top, ("true", "false"), exact=True)
+    assert bounded.p["true"] == pytest.approx(0.6 / 0.65) and bounded.bounded == ("false",)
+    assert bounded.answer_mass == pytest.approx(0.6)
+    complete = distribution(top, ("true", "false"), exact=True, complete=True)
+    assert complete.p["true"] == 1.0 and complete.bounded == ()
+    # a token without text (a control token) is no answer in an exact reading; earlier it decided nothing
+    assert distribution({"": log(0.5), " true": log(0.5)}, ("true", "false"), exact=True, complete=True).answer_mass == 0.5
+    assert distribution({"": log(0.5), " true": log(0.5)}, ("true", "false")).width == pytest.approx(0.5)
+
+
+def test_version_15_reads_every_judgment_and_fails_a_reading_with_little_mass_on_its_answers(tmp_path, small_input):
+    """Version 15 reads each kind in the form earlier versions measured best (version 7's facts, questions, attributes
+    and direct score, byte for byte; version 14's sentence check), each request naming its answers so that an engine
+    with the whole distribution adds every token of them. A reading with less than half its next-token mass on the
+    answers is a failed item (failure class low_answer_mass), its mass recorded; others record theirs."""
+    config = ModelConfig.load(str(RESPONDER_CONFIG))
+    seven, fourteen, fifteen = (Judge(config, method_version(n)) for n in (7, 14, 15))
+    document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
+    scaffold = Scaffold(key="k", doc_id="factory", document_sha256=document.sha256, questions=(), entities=(),
+                        facts=(Fact(id="F1", text="Alpha Corp opened a factory.", label="main point"),))
+    candidate = Candidate(record=1, doc_id="factory", system="a", summary="Alpha Corp opened a factory. It is big.")
+    for task, like in (("align_facts", seven), ("direct_score", seven), ("check_faithfulness", fourteen)):
+        ours, theirs = (j.plan(scaffold, document, candidate, task=task) for j in (fifteen, like))
+        assert [p.request.messages for p in ours] == [p.request.messages for p in theirs], task
+        assert all(p.request.answers == p.reading.space for p in ours)
+        assert {p.cache_key for p in ours}.isdisjoint(p.cache_key for p in theirs)  # exact readings: their own
+    verdict = fifteen.plan(scaffold, document, candidate, task="align_facts")[0]
+    thin = fifteen.record(verdict, Result(id="r", text="", finish_reason="stop", answers_complete=True,
+                                          next_token={'"': log(0.7), " true": log(0.2), " false": log(0.1)}))
+    assert thin.parsed is None and thin.failure == "low_answer_mass" and thin.answer_mass == pytest.approx(0.3)
+    assert "0.300 of its next-token probability" in thin.failed_items["F1"]
+    top_k = fifteen.record(verdict, Result(id="r", text="", finish_reason="stop",
+                                           next_token={" true": log(0.9), '"': log(0.05)}))
+    assert top_k.confidence == {"F1": pytest.approx(0.9 / 0.95)} and top_k.bounded == ["false"]
+
+    outcome = Pipeline(config, tmp_path / "store", method=15).score(load_input(small_input))
+    records = [json.loads(line) for line in (outcome.run_dir / "records.jsonl").read_text().splitlines()]
+    assert outcome.failures == {} and outcome.usage.judgments.completion_tokens == 0
+    assert records and all(r["answer_mass"] > 0.5 and "bounded" not in r for r in records)  # the judgments only
+
+
 def test_a_sentence_repeated_word_for_word_is_read_for_each_of_its_items():
     """Version 10's question does not number the sentence, so a repeated sentence is the same prompt; its item is in
     the reading's schema, so each is a reading (a cache key) of its own, recorded under its own item."""

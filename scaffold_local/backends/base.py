@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import BackendError
 from ..records import FailureCategory, Message
+from .answers import AnswerSpace
 from .tokens import EstimatedTokens, TokenCounter
 
 
@@ -71,6 +72,10 @@ class Request(BaseModel):
     # computes each part on its own, so a request's numbers depend on its own prompt only, never on
     # which requests share a batch. Part of the cache key where given: the parts shape the numbers.
     parts: tuple[tuple[int, int], ...] = ()
+    # A reading's answer space, where the engine is to add every token of an answer to the alternatives it returns
+    # (an engine with the whole next-token distribution does; `Result.answers_complete` says whether it did). Part
+    # of the cache key where given.
+    answers: AnswerSpace | None = None
 
     @property
     def continues_answer(self) -> bool:
@@ -87,6 +92,7 @@ class Request(BaseModel):
             "messages": [m.model_dump() for m in self.messages],
             "sampling": self.sampling.key_fields(),
             **({"parts": self.parts} if self.parts else {}),
+            **({"answers": self.answers.model_dump()} if self.answers is not None else {}),
         }
         text = json.dumps(payload, sort_keys=True)
         schema = schema_text if schema_text is not None else json.dumps(self.json_schema, sort_keys=True)
@@ -135,6 +141,8 @@ class Result(BaseModel):
     # A reading's result: the most likely next tokens at the end of the prompt (token text -> log-probability,
     # the model's own distribution; tokens with the same text summed), nothing generated.
     next_token: dict[str, float] | None = None
+    # The reading's alternatives hold every token of each answer of the request's `answers` (not only the likeliest).
+    answers_complete: bool = False
     latency_s: float | None = None
 
 
@@ -311,18 +319,3 @@ def next_token_alternatives(pairs: Iterable[tuple[str, float]]) -> dict[str, flo
             logprob = high + math.log1p(math.exp(low - high))
         top[text] = float(logprob)
     return dict(sorted(top.items(), key=lambda kv: -kv[1]))
-
-
-def split_prompt(rendered: str, messages: Sequence[Message], parts: Sequence[tuple[int, int]]) -> list[str]:
-    """A rendered prompt cut where each of `parts` starts ((message index, offset in its content), see
-    `Request.parts`): each message's content is found in the rendered text in order. A template that does
-    not render a content verbatim leaves the prompt whole."""
-    starts, at = [], 0
-    for message in messages:
-        found = rendered.find(message.content, at)
-        if found < 0:
-            return [rendered]
-        starts.append(found)
-        at = found + len(message.content)
-    cuts = sorted({starts[i] + offset for i, offset in parts if 0 < starts[i] + offset < len(rendered)})
-    return [rendered[a:b] for a, b in zip([0, *cuts], [*cuts, len(rendered)])]

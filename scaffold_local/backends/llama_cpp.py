@@ -40,6 +40,7 @@ from pydantic import Field, model_validator
 from ..errors import ModelFolderError
 from ..provenance import package_versions
 from ..records import Message
+from .answers import AnswerVocabulary
 from .base import (
     BackendError,
     BaseBackend,
@@ -49,13 +50,12 @@ from .base import (
     Result,
     context_overflow,
     error_results,
-    split_prompt,
 )
 from .embedded import EMBEDDED_PREFIX, embedded_model, locate_gguf
 from .llama_cpp_check import SmokeCheck, ensure_llama_cpp_runs
 from .llama_cpp_decoding import KEPT, DecodingSequence, Grammars, TokenPicker, common_prefix, prefix_parents, waves
 from .llama_cpp_readings import Readings
-from .tokens import TokenCounter, TokenizerTokens
+from .tokens import TokenCounter, TokenizerTokens, prompt_text
 
 GRAMMAR_ENGINES = ("gbnf",)
 # llama.cpp logs to stderr through this logger (model loading, context sizes): the user sees our
@@ -120,7 +120,8 @@ def _load_model(path: Path, vocab_only: bool = False) -> Any:
 
 
 class ChatTokenizer:
-    """A GGUF model's own chat template and tokenizer: the prompt tokens exactly as the engine sees them."""
+    """A GGUF model's own chat template and tokenizer (a `tokens.ChatTemplate`): the prompt tokens exactly as the
+    engine sees them."""
 
     def __init__(self, model: Any):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -132,31 +133,24 @@ class ChatTokenizer:
         self.formatter = Jinja2ChatFormatter(template=template, eos_token=model.token_get_text(model.token_eos()),
                                              bos_token=model.token_get_text(model.token_bos()),
                                              stop_token_ids=[model.token_eos()])
+        self.bos_written = True
 
     @classmethod
     def vocab_only(cls, model: str) -> ChatTokenizer:
         """Without the weights (a fraction of a second): for counting prompt tokens before anything is sent."""
         return cls(_load_model(gguf_path(model), vocab_only=True))
 
-    def text(self, messages: Sequence[Any]) -> tuple[str, bool]:
-        """The prompt as the engine sees it, and whether the template wrote the BOS token itself: the chat
-        template with its generation prompt, then, where the last message is the assistant's, that
-        message's content, continued rather than closed."""
-        answer = messages[-1].content if messages and messages[-1].role == "assistant" else None
-        shown = messages[:-1] if answer is not None else messages
-        formatted = self.formatter(messages=[m.model_dump() for m in shown])
-        return formatted.prompt + (answer or ""), bool(formatted.added_special)
+    def render(self, messages: Sequence[Any]) -> str:
+        formatted = self.formatter(messages=[m.model_dump() for m in messages])
+        self.bos_written = bool(formatted.added_special)  # the template wrote the BOS token itself
+        return str(formatted.prompt)
 
-    def tokens(self, request_messages: Sequence[Any]) -> list[int]:
-        prompt, special = self.text(request_messages)
-        return self.model.tokenize(prompt.encode("utf-8"), add_bos=not special, special=True)
+    def encode(self, text: str, first: bool) -> list[int]:
+        return list(self.model.tokenize(text.encode("utf-8"), add_bos=first and not self.bos_written, special=True))
 
-    def part_tokens(self, request: Request) -> list[list[int]]:
-        """The prompt's tokens part by part (`Request.parts`), each part tokenized on its own."""
-        prompt, special = self.text(request.messages)
-        pieces = split_prompt(prompt, request.messages, request.parts)
-        return [self.model.tokenize(piece.encode("utf-8"), add_bos=i == 0 and not special, special=True)
-                for i, piece in enumerate(pieces)]
+    def tokens(self, messages: Sequence[Any]) -> list[int]:
+        """A whole prompt's tokens (`prompt_text`)."""
+        return self.encode(prompt_text(self, messages), first=True)
 
 
 class LlamaCppBackend(BaseBackend):
@@ -199,6 +193,14 @@ class LlamaCppBackend(BaseBackend):
         self._kept: list[int] = []
         self._kept_group: str | None = None  # the prefix group (document) whose prompt is kept
         self.readings = Readings(self)
+        self._answer_vocabulary: AnswerVocabulary | None = None
+
+    def answer_vocabulary(self) -> AnswerVocabulary:
+        """Every token's text as a reading's alternatives carry it (built on the first exact reading: about a second)."""
+        if self._answer_vocabulary is None:
+            self._answer_vocabulary = AnswerVocabulary([self.model.detokenize([t]).decode("utf-8", errors="replace")
+                                                        for t in range(self.model.n_vocab())])
+        return self._answer_vocabulary
 
     @staticmethod
     def token_counter(config: EngineConfig) -> TokenCounter:

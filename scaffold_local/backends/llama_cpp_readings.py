@@ -9,7 +9,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from .answers import AnswerSpace, AnswerVocabulary, with_answers
 from .base import EngineConfig, Request, Result, Usage, context_overflow, error_results, next_token_alternatives
+from .tokens import prompt_parts
 
 
 class Engine(Protocol):
@@ -24,6 +26,8 @@ class Engine(Protocol):
     options: Any
 
     def _forget(self) -> None: ...
+
+    def answer_vocabulary(self) -> AnswerVocabulary: ...
 
 
 class Readings:
@@ -49,7 +53,7 @@ class Readings:
         for request in requests:
             started = time.perf_counter()
             try:
-                parts = self.backend.chat.part_tokens(request)
+                parts = prompt_parts(self.backend.chat, request)
                 total = sum(len(p) for p in parts)
                 overflow = context_overflow(request, total, self.backend.config.max_model_len)
                 if overflow is not None:
@@ -57,7 +61,8 @@ class Readings:
                     continue
                 computed, logits = self._compute([tuple(p) for p in parts])
                 out.append(Result(id=request.id, text="", finish_reason="stop", next_token=self._top(
-                    logits, request.sampling.top_logprobs), latency_s=round(time.perf_counter() - started, 4),
+                    logits, request.sampling.top_logprobs, request.answers), answers_complete=request.answers is not None,
+                    latency_s=round(time.perf_counter() - started, 4),
                     usage=Usage(prompt_tokens=total, completion_tokens=0, cached_prompt_tokens=total - computed)))
             except Exception as exc:  # one failed reading is its own error; the cache starts over
                 self.backend._forget()
@@ -133,14 +138,15 @@ class Readings:
         self.saved[key] = state
         self.saved_bytes += size
 
-    def _top(self, logits: Any, k: int) -> dict[str, float]:
-        """The k most likely next tokens (log-probabilities, the model's own distribution), by text."""
+    def _top(self, logits: Any, k: int, space: AnswerSpace | None) -> dict[str, float]:
+        """The k most likely next tokens (log-probabilities, the model's own distribution), by text, and where the
+        request names its answers every token of them that is not negligible."""
         import numpy as np
 
         peak = float(logits.max())
         logprobs = logits - (peak + math.log(float(np.exp(logits - peak).sum())))
         detokenize = self.backend.model.detokenize
-        return next_token_alternatives((detokenize([int(token)]).decode("utf-8", errors="replace"), logprobs[token])
-                                       for token in np.argpartition(logprobs, -k)[-k:])
-
-
+        chosen = with_answers([int(token) for token in np.argpartition(logprobs, -k)[-k:]], space,
+                              self.backend.answer_vocabulary, logprobs)
+        return next_token_alternatives((detokenize([token]).decode("utf-8", errors="replace"), logprobs[token])
+                                       for token in chosen)

@@ -38,6 +38,8 @@ from .base import (
     next_token_alternatives,
     validate_json,
 )
+from .tokens import HuggingFaceChat, prompt_ids
+from .weights import resolve_model_path
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 # A server's Retry-After is honoured up to this many seconds per retry (a larger one is taken as this).
@@ -49,17 +51,31 @@ MAX_RETRY_AFTER_S = 60.0
 CONTINUE_FINAL_MESSAGE = {"continue_final_message": True, "add_generation_prompt": False}
 
 
-def request_body(request: Request, model: str, options: OpenAIOptions) -> dict[str, Any]:
-    """Request -> chat-completions body (a pure translation, tested against an exact dict). A reading
-    asks for one greedy token and its `top_logprobs` alternatives, without a response format: the
-    alternatives are the answer."""
+def reading_body(request: Request, model: str, options: OpenAIOptions, prompt: list[int] | None = None) -> dict[str, Any]:
+    """A reading's body: one greedy token and its `top_logprobs` alternatives, without a response format (the
+    alternatives are the answer). With the package's prompt tokens (`prompt`, where the config names the served
+    model's tokenizer), a completions body: the same tokens as every other engine. Without them, a chat body that
+    the server renders: its generation prompt, then the start of the answer, continued (an empty start is left out,
+    never continued: a template continuing an empty message leaves the closed turn in the prompt)."""
+    seed = {"seed": request.sampling.seed} if request.sampling.seed is not None else {}
+    if prompt is not None:
+        return {"model": model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0,
+                "logprobs": request.sampling.top_logprobs, **seed, **options.extra_body}
     messages = [m.model_dump() for m in request.messages]
     continued = CONTINUE_FINAL_MESSAGE if request.continues_answer else {}
+    if request.continues_answer and not request.messages[-1].content:
+        messages, continued = messages[:-1], {}
+    return {"model": model, "messages": messages, "max_tokens": 1, "temperature": 0.0, "logprobs": True,
+            "top_logprobs": request.sampling.top_logprobs, **seed, **continued, **options.extra_body}
+
+
+def request_body(request: Request, model: str, options: OpenAIOptions) -> dict[str, Any]:
+    """Request -> chat-completions body (a pure translation, tested against an exact dict); a reading's is
+    `reading_body`'s."""
     if request.sampling.reading:
-        return {"model": model, "messages": messages, "max_tokens": 1, "temperature": 0.0, "logprobs": True,
-                "top_logprobs": request.sampling.top_logprobs, **({"seed": request.sampling.seed}
-                                                                  if request.sampling.seed is not None else {}),
-                **continued, **options.extra_body}
+        return reading_body(request, model, options)
+    messages = [m.model_dump() for m in request.messages]
+    continued = CONTINUE_FINAL_MESSAGE if request.continues_answer else {}
     body: dict[str, Any] = {
         "model": model,
         "messages": messages,
@@ -136,6 +152,10 @@ class OpenAIOptions(EngineOptions):
     backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles each retry, with jitter")
     response_format: Literal["json_schema", "json_object"] = "json_schema"
     extra_body: dict[str, Any] = Field(default_factory=dict, description="merged into every request body")
+    tokenizer: str | None = Field(None, description=(
+        "the served model's tokenizer and chat template: a local model folder or embedded:<name>; readings then "
+        "send the package's prompt tokens to /completions, the tokens every other engine computes (without it, the "
+        "server renders a reading's prompt from its messages)"))
 
 
 class OpenAIBackend(BaseBackend):
@@ -162,6 +182,19 @@ class OpenAIBackend(BaseBackend):
             headers["Authorization"] = f"Bearer {key}"
         self.headers = headers
         self.url = self.options.base_url.rstrip("/") + "/chat/completions"
+        self.completions_url = self.options.base_url.rstrip("/") + "/completions"
+        self.chat: HuggingFaceChat | None = None
+        if self.options.tokenizer:
+            try:
+                from transformers import AutoTokenizer
+            except ImportError as exc:
+                raise self.missing(exc) from None
+            folder = resolve_model_path(self.options.tokenizer)
+            self.chat = HuggingFaceChat(AutoTokenizer.from_pretrained(str(folder), local_files_only=True))
+
+    def prompt_ids(self, request: Request) -> list[int] | None:
+        """A reading's prompt tokens as this backend sends them (`tokens.prompt_parts`), where it has the tokenizer."""
+        return prompt_ids(self.chat, request) if self.chat is not None else None
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -169,6 +202,8 @@ class OpenAIBackend(BaseBackend):
             "base_url": self.options.base_url,
             "served_model": self.config.model,
             "structured_outputs": f"server/{self.options.response_format}",
+            "readings": ("the package's prompt tokens, sent to /completions" if self.chat is not None else
+                         "prompts rendered by the server's chat template (no tokenizer in the config)"),
             "settings": self.options.model_dump(exclude={"api_key_env"}),
         }
 
@@ -189,9 +224,12 @@ class OpenAIBackend(BaseBackend):
 
     async def _complete(self, client: Any, request: Request) -> Result:
         started = time.perf_counter()
-        body = request_body(request, self.config.model, self.options)
+        reading = request.sampling.reading
+        body = (reading_body(request, self.config.model, self.options, self.prompt_ids(request)) if reading else
+                request_body(request, self.config.model, self.options))
+        url = self.completions_url if reading and self.chat is not None else self.url
         try:
-            result = await self._post(client, request, body)
+            result = await self._post(client, request, body, url=url)
             if self.options.response_format == "json_object" and request.json_schema and result.finish_reason == "stop":
                 problem = _schema_problem(result.text, request.json_schema)
                 if problem:  # one re-ask, with the validation error
@@ -206,11 +244,12 @@ class OpenAIBackend(BaseBackend):
                             failure="server_error")
         return result.model_copy(update={"latency_s": round(time.perf_counter() - started, 3)})
 
-    async def _post(self, client: Any, request: Request, body: dict[str, Any], earlier: Usage | None = None) -> Result:
+    async def _post(self, client: Any, request: Request, body: dict[str, Any], earlier: Usage | None = None,
+                    url: str | None = None) -> Result:
         o = self.options
         for attempt in range(o.max_retries + 1):
             try:
-                response = await client.post(self.url, json=body)
+                response = await client.post(url or self.url, json=body)
                 if response.status_code in RETRY_STATUS:
                     raise _Retryable(f"HTTP {response.status_code}: {response.text[:200]}",
                                      _http_failure(response.status_code, response.text),
@@ -268,16 +307,23 @@ def _parse_response(request_id: str, payload: dict[str, Any], earlier: Usage | N
 
 
 def _parse_reading(request_id: str, payload: dict[str, Any], server: str) -> Result:
-    """A reading's answer: the alternatives at the first position. A server that gives none cannot read a
-    verdict, and no other answer would do: the run ends with why."""
-    content = (payload["choices"][0].get("logprobs") or {}).get("content") or []
-    alternatives = content[0].get("top_logprobs") if content else None
+    """A reading's answer: the alternatives at the first position (a chat completion's `top_logprobs` list, or a
+    completion's token -> log-probability map). A server that gives none cannot read a verdict, and no other
+    answer would do: the run ends with why."""
+    logprobs = payload["choices"][0].get("logprobs") or {}
+    if "content" in logprobs:  # chat completions
+        content = logprobs.get("content") or []
+        listed = content[0].get("top_logprobs") if content else None
+        alternatives = [(a["token"], a["logprob"]) for a in listed or []]
+    else:  # completions
+        first = (logprobs.get("top_logprobs") or [None])[0] or {}
+        alternatives = list(first.items())
     if not alternatives:
         raise BackendError(f"the server at {server} answered a reading without log-probabilities: its verdicts "
                            "cannot be read from its distribution", backend=OpenAIBackend.name,
                            hint="serve the judge with vLLM (`scaffold-local serve`) or llama.cpp's server, which "
                                 "return `logprobs`/`top_logprobs`, or use a method version that writes its verdicts")
-    top = next_token_alternatives((a["token"], a["logprob"]) for a in alternatives)
+    top = next_token_alternatives(alternatives)
     usage = payload.get("usage") or {}
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
     return Result(id=request_id, text="", finish_reason="stop", next_token=top,

@@ -125,6 +125,7 @@ class ResponderBackend(BaseBackend):
             return overflow
         if request.sampling.reading:
             return Result(id=request.id, text="", finish_reason="stop", next_token=_reading(request.context),
+                          answers_complete=request.answers is not None,  # its alternatives hold every answer
                           usage=Usage(prompt_tokens=tokens, completion_tokens=0))
         if "[[responder:error]]" in summary:
             return Result(id=request.id, text=None, finish_reason="error", error="responder: injected engine error",

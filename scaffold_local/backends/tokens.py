@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from ..records import Message
+from .answers import AnswerVocabulary
 
 
 class TokenCounter(Protocol):
@@ -74,14 +75,71 @@ class TokenizerTokens:
         return self._counter(messages)
 
 
+class ChatTemplate(Protocol):
+    """An engine's chat template and tokenizer: `render` applies the template, with its generation prompt, to a
+    conversation; `encode` tokenizes text as the engine does (`first`: the start of the prompt)."""
+
+    def render(self, messages: Sequence[Message]) -> str: ...
+
+    def encode(self, text: str, first: bool) -> list[int]: ...
+
+
+def prompt_text(chat: ChatTemplate, messages: Sequence[Message]) -> str:
+    """The prompt every engine computes: the chat template applied with its generation prompt to every message but
+    a last one of the assistant's, whose content (the start of the answer) follows as text. Never the template's own
+    continuation of a final message (Hugging Face's `continue_final_message`): with an empty answer it leaves the
+    closed turn in the prompt, and a template that trims contents drops an answer's trailing space."""
+    answer = messages[-1].content if messages and messages[-1].role == "assistant" else None
+    return chat.render(messages[:-1] if answer is not None else messages) + (answer or "")
+
+
+def prompt_parts(chat: ChatTemplate, request: Any) -> list[list[int]]:
+    """A request's prompt tokens: a reading's part by part (`Request.parts`), each part tokenized on its own, as
+    llama.cpp computes them; a generation's whole. Every engine sends these tokens, so a reading's prompt is the
+    same on all of them."""
+    text = prompt_text(chat, request.messages)
+    pieces = split_prompt(text, request.messages, request.parts) if request.sampling.reading else [text]
+    return [chat.encode(piece, first=i == 0) for i, piece in enumerate(pieces)]
+
+
+def prompt_ids(chat: ChatTemplate, request: Any) -> list[int]:
+    return [token for part in prompt_parts(chat, request) for token in part]
+
+
+def split_prompt(rendered: str, messages: Sequence[Message], parts: Sequence[tuple[int, int]]) -> list[str]:
+    """A rendered prompt cut where each of `parts` starts ((message index, offset in its content), see
+    `Request.parts`): each message's content is found in the rendered text in order. A template that does
+    not render a content verbatim leaves the prompt whole."""
+    starts, at = [], 0
+    for message in messages:
+        found = rendered.find(message.content, at)
+        if found < 0:
+            return [rendered]
+        starts.append(found)
+        at = found + len(message.content)
+    cuts = sorted({starts[i] + offset for i, offset in parts if 0 < starts[i] + offset < len(rendered)})
+    return [rendered[a:b] for a, b in zip([0, *cuts], [*cuts, len(rendered)])]
+
+
+class HuggingFaceChat:
+    """A Hugging Face tokenizer's chat template and tokenizer (transformers, vLLM, a hosted server's local copy):
+    the template writes any special tokens the prompt needs, so none are added when tokenizing."""
+
+    def __init__(self, tokenizer: Any):
+        self.tokenizer = tokenizer
+
+    def render(self, messages: Sequence[Message]) -> str:
+        return str(self.tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=True,
+                                                      tokenize=False))
+
+    def encode(self, text: str, first: bool) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
 def chat_template_ids(tokenizer: Any, messages: Sequence[Message]) -> list[int]:
-    """A Hugging Face tokenizer's ids for a chat prompt, as the engines see it: the chat template
-    applied (with the generation prompt, or continuing a last message of the assistant's), then the
-    text tokenized without adding special tokens again."""
-    continues = bool(messages) and messages[-1].role == "assistant"
-    text = tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=not continues,
-                                         continue_final_message=continues, tokenize=False)
-    return tokenizer(text, add_special_tokens=False)["input_ids"]
+    """A Hugging Face tokenizer's ids for a whole chat prompt (`prompt_text`), as a generation's."""
+    chat = HuggingFaceChat(tokenizer)
+    return chat.encode(prompt_text(chat, messages), first=True)
 
 
 def hugging_face_tokens(model: str) -> TokenCounter:
@@ -101,11 +159,22 @@ class HuggingFaceTokenizer:
     vLLM, Ray): counts prompts with it before sending, and with the same rule before starting."""
 
     tokenizer: Any
+    _answer_vocabulary: AnswerVocabulary | None = None
+
+    def answer_vocabulary(self) -> AnswerVocabulary:
+        """Every token's text as a reading's alternatives carry it (built on the first exact reading)."""
+        if self._answer_vocabulary is None:
+            texts = self.tokenizer.batch_decode([[t] for t in range(len(self.tokenizer))])
+            self._answer_vocabulary = AnswerVocabulary(texts)
+        return self._answer_vocabulary
 
     @staticmethod
     def token_counter(config: Any) -> TokenCounter:
         return hugging_face_tokens(config.model)
 
-    def prompt_tokens(self, request: Any) -> int:
-        return len(chat_template_ids(self.tokenizer, request.messages))
+    def prompt_ids(self, request: Any) -> list[int]:
+        """The tokens the engine computes for a request (`prompt_parts`)."""
+        return prompt_ids(HuggingFaceChat(self.tokenizer), request)
 
+    def prompt_tokens(self, request: Any) -> int:
+        return len(self.prompt_ids(request))

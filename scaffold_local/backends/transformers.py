@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from ..provenance import package_versions
+from .answers import with_answers
 from .base import (
     BackendError,
     BaseBackend,
@@ -31,7 +32,7 @@ from .base import (
     next_token_alternatives,
     validate_json,
 )
-from .tokens import HuggingFaceTokenizer, chat_template_ids
+from .tokens import HuggingFaceTokenizer
 from .weights import resolve_model_path
 
 GRAMMAR_ENGINES = ("xgrammar", "outlines_core", "llguidance")
@@ -66,10 +67,8 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
         hf_logging.disable_progress_bar()  # our own progress bars report the work
         if self.options.threads:
             torch.set_num_threads(self.options.threads)
-        device = self.options.device
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.device = device
+        auto = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = device = auto if self.options.device == "auto" else self.options.device
         self.path = resolve_model_path(config.model)
         self.tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
         self.tokenizer.padding_side = "left"  # decoder-only batches pad on the left
@@ -158,7 +157,7 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
 
     def _generate_batch(self, batch: Sequence[Request]) -> list[Result]:
         torch = self._torch
-        prompt_ids = [chat_template_ids(self.tokenizer, r.messages) for r in batch]
+        prompt_ids = [self.prompt_ids(r) for r in batch]
         prompt_lengths = [len(ids) for ids in prompt_ids]
         overflow = [context_overflow(r, n, self.config.max_model_len) for r, n in zip(batch, prompt_lengths)]
         runnable = [i for i, error in enumerate(overflow) if error is None]
@@ -224,7 +223,7 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
     def _read_batch(self, batch: Sequence[Request]) -> list[Result]:
         """Readings: one forward pass over the padded prompts; each row's top alternatives at its last position."""
         torch = self._torch
-        prompt_ids = [chat_template_ids(self.tokenizer, r.messages) for r in batch]
+        prompt_ids = [self.prompt_ids(r) for r in batch]
         results: list[Result | None] = [context_overflow(r, len(ids), self.config.max_model_len)
                                         for r, ids in zip(batch, prompt_ids)]
         runnable = [i for i, error in enumerate(results) if error is None]
@@ -237,10 +236,12 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
             logprobs = torch.log_softmax(logits.float(), dim=-1)
             elapsed = round(time.perf_counter() - started, 3)
             for row, i in enumerate(runnable):
-                k = batch[i].sampling.top_logprobs
-                values, ids = torch.topk(logprobs[row], k)
-                top = next_token_alternatives(zip(self.tokenizer.batch_decode([[int(t)] for t in ids]), values.tolist()))
+                chosen = with_answers(torch.topk(logprobs[row], batch[i].sampling.top_logprobs).indices.tolist(),
+                                      batch[i].answers, self.answer_vocabulary, logprobs[row])
+                top = next_token_alternatives(zip(self.tokenizer.batch_decode([[t] for t in chosen]),
+                                                  logprobs[row, chosen].tolist()))
                 results[i] = Result(id=batch[i].id, text="", finish_reason="stop", next_token=top, latency_s=elapsed,
+                                    answers_complete=batch[i].answers is not None,
                                     usage=Usage(prompt_tokens=len(prompt_ids[i]), completion_tokens=0))
         return results  # type: ignore[return-value]
 

@@ -2,7 +2,8 @@
 
 The only module that imports vllm. Each request gets its own `SamplingParams` with
 `structured_outputs=StructuredOutputsParams(json=schema)` (every scaffold has its own alignment
-schema) and an explicit `max_tokens`; the engine applies the model's chat template. Requests arrive
+schema) and an explicit `max_tokens`; the prompt goes in as the package's tokens (`tokens.prompt_parts`: the model's
+chat template with its generation prompt, then the start of the answer), the same on every engine. Requests arrive
 sorted by the pipeline so that all summaries of one scaffold are adjacent, which is what automatic
 prefix caching needs.
 """
@@ -273,35 +274,33 @@ class VllmBackend(HuggingFaceTokenizer, BaseBackend):
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
         results: list[Result | None] = [None] * len(requests)
-        runnable = []
+        runnable: list[tuple[int, list[int]]] = []
         for index, request in enumerate(requests):
-            results[index] = context_overflow(request, self.prompt_tokens(request), self.config.max_model_len)
+            ids = self.prompt_ids(request)  # the package's prompt tokens, the same on every engine
+            results[index] = context_overflow(request, len(ids), self.config.max_model_len)
             if results[index] is None:
-                runnable.append(index)
-        # The chat template's flags hold for a whole call: requests that continue an answer go in calls of their own.
-        for continues in (False, True):
-            group = [i for i in runnable if requests[i].continues_answer == continues]
-            if not group:
-                continue
-            try:
-                batch = self._chat([requests[i] for i in group], continues)
-            except Exception:  # isolate the request that broke the batch, keep the others
-                batch = []
-                for i in group:
-                    try:
-                        batch.extend(self._chat([requests[i]], continues))
-                    except Exception as exc:
-                        batch.extend(error_results([requests[i]], f"{type(exc).__name__}: {exc}"))
-            for i, result in zip(group, batch):
-                results[i] = result
+                runnable.append((index, ids))
+        if not runnable:
+            return results  # type: ignore[return-value]
+        try:
+            batch = self._generate([requests[i] for i, _ in runnable], [ids for _, ids in runnable])
+        except Exception:  # isolate the request that broke the batch, keep the others
+            batch = []
+            for i, ids in runnable:
+                try:
+                    batch.extend(self._generate([requests[i]], [ids]))
+                except Exception as exc:
+                    batch.extend(error_results([requests[i]], f"{type(exc).__name__}: {exc}"))
+        for (i, _), result in zip(runnable, batch):
+            results[i] = result
         return results  # type: ignore[return-value]
 
-    def _chat(self, batch: Sequence[Request], continues: bool) -> list[Result]:
+    def _generate(self, batch: Sequence[Request], prompts: Sequence[list[int]]) -> list[Result]:
         started = time.perf_counter()
-        outputs = self.llm.chat(
-            [[m.model_dump() for m in r.messages] for r in batch],
+        outputs = self.llm.generate(
+            [{"prompt_token_ids": ids} for ids in prompts],
             sampling_params=[sampling_params(r, self.compact, self.config.structured_outputs) for r in batch],
-            use_tqdm=False, add_generation_prompt=not continues, continue_final_message=continues,
+            use_tqdm=False,
         )
         elapsed = round(time.perf_counter() - started, 3)
         results = []

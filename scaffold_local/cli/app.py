@@ -27,6 +27,7 @@ COMMANDS = {
     "compare": "compare",
     "check-judge": "check_judge",
     "meta-eval": "meta_eval",
+    "calibrate": "calibrate",
     "serve": "serve",
     "models": "models",
     "doctor": "doctor",

@@ -20,15 +20,24 @@ from .output import command_app, console
 app = command_app()
 
 CHOICES = [*TASKS, "all"]
+DataOpt = Annotated[Path | None, typer.Option(
+    help="the evaluation-data folder (realsumm/, frank/, summeval/, summedits/, aggrefact_spans/) "
+         "[env SCAFFOLD_LOCAL_EVAL_DATA]")]
+
+
+def data_folder(data: Path | None) -> Path:
+    """The evaluation-data folder: the option's, else the environment's."""
+    folder = data or (Path(os.environ["SCAFFOLD_LOCAL_EVAL_DATA"]) if "SCAFFOLD_LOCAL_EVAL_DATA" in os.environ else None)
+    if folder is None:
+        raise UsageError("give --data <evaluation-data folder> (or set SCAFFOLD_LOCAL_EVAL_DATA)")
+    return folder
 
 
 @app.command("meta-eval")
 def meta_eval(
     task: Annotated[str, typer.Argument(help=f"which human-labelled comparison to run: {', '.join(CHOICES)}")],
     model: ModelOpt = None,
-    data: Annotated[Path | None, typer.Option(
-        help="the evaluation-data folder (realsumm/, frank/, summeval/, summedits/, aggrefact_spans/) "
-             "[env SCAFFOLD_LOCAL_EVAL_DATA]")] = None,
+    data: DataOpt = None,
     limit: Annotated[int | None, typer.Option(min=1, help="documents to draw at random (seeded) [default: all]")] = None,
     split: Annotated[str, typer.Option(
         help="documents of one fixed half: dev (choose formats and thresholds there) or test (check them there), "
@@ -49,9 +58,7 @@ def meta_eval(
         raise UsageError(f"no meta-evaluation task {task!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
                          hint=f"the tasks: {', '.join(CHOICES)}")
     chosen = list(TASKS) if task == "all" else [task]
-    folder = data or (Path(os.environ["SCAFFOLD_LOCAL_EVAL_DATA"]) if "SCAFFOLD_LOCAL_EVAL_DATA" in os.environ else None)
-    if folder is None:
-        raise UsageError("give --data <evaluation-data folder> (or set SCAFFOLD_LOCAL_EVAL_DATA)")
+    folder = data_folder(data)
     pipeline = make_pipeline(model, store, batch_requests, method_version, verdict_confidence=verdict_confidence)
     target = out or store / "meta-eval" / pipeline.config.name / f"method-v{pipeline.method.number}-{split}"
     try:

@@ -148,7 +148,7 @@ class ModelConfig(BaseModel):
 
 
 # Tables merged key by key under `extends`; every other key (the engine table included) replaces.
-_MERGED_TABLES = ("limits", "budget")
+_MERGED_TABLES = ("limits", "budget", "thresholds")  # thresholds: merged by method version
 
 
 def _read_toml(name_or_path: str, seen: tuple[Path, ...] = ()) -> tuple[dict[str, Any], Path]:

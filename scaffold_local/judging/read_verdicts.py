@@ -15,11 +15,13 @@ is read at its grade, with a second reading after a `1` that may begin `10`.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..backends.answers import YES_NO
 from ..backends.base import Message, Request, Result, Sampling
 from ..data.inputs import Candidate, Document
 from ..errors import UsageError
@@ -35,9 +37,9 @@ from .judge_setup import JudgeSetup
 from .long_documents import sentence_excerpts
 from .planned import PlannedRequest
 from .readings import (
+    EXACT_ANSWER_MASS_FLOOR,
     MAX_UNDECIDED,
     READING_ALTERNATIVES,
-    YES_NO,
     Distribution,
     Reading,
     distribution,
@@ -132,7 +134,18 @@ class VerdictReader:
             record.failure = result.failure or "engine_crash"
             return record
         top = result.next_token or {}
-        found = distribution(top, reading.answers, reading.after)
+        exact = self.judge.method.exact_readings
+        found = distribution(top, reading.answers, reading.after, exact=exact, complete=result.answers_complete)
+        if exact and found is not None:
+            record.answer_mass, record.bounded = round(found.answer_mass, 6), list(found.bounded) or None
+            if found.answer_mass < EXACT_ANSWER_MASS_FLOOR:
+                failed = f"{reading.item} {reading.name}" if reading.after else reading.item
+                why = (f"the judge put {found.answer_mass:.3f} of its next-token probability on the answers (below "
+                       f"{EXACT_ANSWER_MASS_FLOOR}): it was about to write something else; likeliest next tokens "
+                       + ", ".join(f"{t!r} {math.exp(v):.2f}" for t, v in list(top.items())[:5]))
+                record.failure, record.failed_items = "low_answer_mass", {failed: why}
+                record.validation_error = f"{failed}: {why}"
+                return record
         problem = self._problem(found, reading, top)
         if problem is not None or found is None:
             # A continuation's failure fails its item only where its first reading needs it (`resolved`).
@@ -187,6 +200,7 @@ def reading_request(judge: JudgeSetup, request_id: str, reading: Reading, *, tas
         context={"task": task, "reading": {"item": reading.item, "key": reading.key, "answers": list(reading.answers),
                                            "after": reading.after}, **variables},
         parts=(*parts, (len(messages), 0)),  # the answer a part of its own: siblings share the item
+        answers=reading.space if judge.method.exact_readings else None,
     )
     return PlannedRequest(request, request.cache_key(judge.fingerprint, schema_text(model)), task, doc_id, system,
                           model, reading)

@@ -22,13 +22,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..backends.answers import AnswerSpace, matching
+
 # How far the undecided mass may move a reading's P (the width of its bounds) for it to be offered.
 MAX_UNDECIDED = 0.05
 # Below this mass on the answers, the judge's next token is not an answer at all (a server that started a
 # new message instead of continuing the answer, a prompt the model does not follow): no verdict.
 MIN_ANSWER_MASS = 1e-3
+# The same floor for a version that reads exactly (`exact_readings`): below it, the judge was mostly about to
+# write something else, and its verdict is a failed item, not a verdict.
+EXACT_ANSWER_MASS_FLOOR = 0.5
 READING_ALTERNATIVES = 20  # the most vLLM and OpenAI-compatible servers return
-YES_NO = ("yes", "no")  # a plain answer, not JSON: the first word of the judge's reply, in any case
 
 
 def value_prefix(key: str, kind: str) -> str:
@@ -50,6 +54,10 @@ class Reading:
     continued: str | None = None  # an undecided token that another reading continues (`after` = it)
 
     @property
+    def space(self) -> AnswerSpace:
+        return AnswerSpace(answers=self.answers, after=self.after)
+
+    @property
     def name(self) -> str:
         """Where its distribution goes in the verdict: the key, or for a continuation "<key> after <token>"."""
         return f"{self.key} after {self.after}" if self.after else self.key
@@ -62,6 +70,7 @@ class Distribution:
     p: Mapping[str, float]
     undecided: Mapping[str, float] = field(default_factory=dict)  # token -> the share of the mass it carries
     answer_mass: float = 1.0  # the engine's probability of all answers together
+    bounded: tuple[str, ...] = ()  # answers missing from a top-k engine's alternatives, charged its lowest listed P
 
     @property
     def width(self) -> float:
@@ -71,52 +80,35 @@ class Distribution:
         return max(self.p, key=lambda a: self.p[a])
 
 
-def _ends(follows: str, answer: str) -> bool:
-    """What `follows` an answer written in full ends its value: a string's closing quote; after a number or
-    a boolean, whitespace and then `,`, `}`, `]` or nothing; after a plain yes / no, anything but a letter."""
-    if answer in YES_NO:  # a plain word ends where a letter does not follow ("Yes." "no,")
-        return not follows[:1].isalpha()
-    if not (answer.isdigit() or answer in ("true", "false")):
-        return follows.startswith('"')
-    rest = follows.lstrip()
-    return not rest or rest[0] in ",}]"
-
-
-def matching(token: str, answers: Sequence[str], after: str = "") -> list[str]:
-    """The answers a token is consistent with: it begins what is left of the answer, or writes all of it
-    and then something that ends the value. At the first position a token's leading whitespace is JSON's;
-    a plain yes / no counts in any case ("Yes")."""
-    piece = token if after else token.lstrip()
-    if tuple(answers) == YES_NO:
-        piece = piece.lower()
-    if not piece:
-        return list(answers)
-    out = []
-    for answer in answers:
-        if not answer.startswith(after):
-            continue
-        rest = answer[len(after):]
-        if (rest and rest.startswith(piece)) or (piece.startswith(rest) and _ends(piece[len(rest):], answer)):
-            out.append(answer)
-    return out
-
-
-def distribution(top: Mapping[str, float], answers: Sequence[str], after: str = "") -> Distribution | None:
+def distribution(top: Mapping[str, float], answers: Sequence[str], after: str = "", *, exact: bool = False,
+                 complete: bool = False) -> Distribution | None:
     """P of each answer from a reading's alternatives (token -> log-probability); None where the answers
-    hold no mass at all."""
+    hold no mass at all. `exact` (a version with `exact_readings`): tokens without text are no answer, and
+    where the alternatives are not `complete` (an engine that returns its likeliest tokens only, not every
+    token of an answer) an answer missing from them is charged the lowest listed probability, an upper bound
+    on its mass (`bounded` names it), instead of none."""
     mass = dict.fromkeys(answers, 0.0)
     undecided: dict[str, float] = {}
     for token, logprob in top.items():
-        found = matching(token, answers, after)
+        found = matching(token, answers, after) if token or not exact else []
         p = math.exp(logprob)
         if len(found) == 1:
             mass[found[0]] += p
         elif len(found) > 1:
             undecided[token] = undecided.get(token, 0.0) + p
     decided = sum(mass.values())
-    if decided + sum(undecided.values()) < MIN_ANSWER_MASS:
-        return None
     total = decided + sum(undecided.values())
+    if exact:
+        if total == 0:
+            return None
+        bounded = () if complete else tuple(a for a, m in mass.items() if m == 0)
+        lowest = math.exp(min(top.values())) if bounded else 0.0
+        charged = {a: (lowest if a in bounded else m) for a, m in mass.items()}
+        share = sum(charged.values())
+        return Distribution(p={a: (m / share if share else 1 / len(answers)) for a, m in charged.items()},
+                            undecided={t: p / total for t, p in undecided.items()}, answer_mass=total, bounded=bounded)
+    if total < MIN_ANSWER_MASS:
+        return None
     if decided == 0:
         return Distribution(p={a: 1 / len(answers) for a in answers}, undecided={t: p / total for t, p in undecided.items()},
                             answer_mass=total)

@@ -1,59 +1,17 @@
 """Method versions: what a version of the method fixes, so that a number can be reproduced.
 
-A version pins the scaffold views it uses (`views`: adding a view to the registry changes no earlier
-version, neither its requests nor its scaffold keys), the prompt templates
-(`prompts/<task>.v<N>.jinja`), the shape of every JSON schema the judge fills in, and the sentence
-splitter that numbers summary sentences. Version 2 follows the paper where it speaks (README,
-"Method versions"); version 3 is version 2 with compact verdicts (evidence first, a short
-justification only where something is cited or an error found: about half the output tokens);
-version 4 writes each verdict in the paper's own order (the verdict, then the cited sentences, then
-the justification), so that the judge decides before it writes any text, and the probability of the
-verdict token is its confidence; version 5 asks about one item per request (one fact, question,
-entity or summary sentence), in the paper's order, so a small judge's verdict on one item is not
-pulled along by its verdicts on the others (the summary comes before the item, so a prefix cache
-computes it once for all its items), with worked examples in its alignment and extraction prompts
-(without them the 1.5B CPU judge wrote the labels themselves as entity attributes: "main point");
-version 6 is version 5 for documents in any language: the scaffold is written in its document's
-language (detected offline, named in the extraction prompts and recorded in the scaffold) and
-summary sentences are split with the rules of their own language (text.py); its judgment
-requests are version 5's, so a decision threshold calibrated under 5 holds. Version 7 is version 6
-with verdicts read instead of written: every yes/no judgment (a fact kept, a question answered, an
-entity attribute kept, a summary sentence supported) is one prompt that ends where the judge's JSON
-answer gives its value, and the verdict is the judge's probability there (judging/readings.py),
-nothing generated; its prompts put every constant first (instructions and examples, then the summary
-or the document, then the item); items labelled "other" are asked about only where a metric counts
-them (entity attributes); the sentences that carry a kept fact (Fact Focus) and the error category of
-an unsupported sentence are read the same way, after the verdict; each direct-score axis is the
-probability-weighted mean grade (as G-Eval reads it), without a rationale. Justifications are written
-only on demand (`show --explain`), never read by a metric. Version 8 is version 7 with the key facts and
-key questions asked as version 5 asks them (its instructions, worked examples and answer under the item's
-id), read at the same answer position: version 5's knowledge of a fact that a summary states wrongly
-(its worked examples say why a changed number is not kept) at version 7's cost; entity attributes,
-sentence checks and the direct score are read as in version 7. Version 9 is version 6 (its judgment
-requests are version 5's, so version 5's calibration holds) with the direct score asked without example
-grades: version 2's prompt, which versions 2-6 use, shows `{"faithfulness": 9, "completeness": 7, ...}`,
-and a small judge wrote exactly those grades for 7 of the demo's 15 summaries. Version 10 is version 9 with
-the sentence check read, not written, and asked as a plain question ("Is this sentence of the summary
-supported by the document? Answer yes or no."; P(yes) at the answer's first token against its own threshold;
-no JSON, no worked examples, no error category): chosen on FRANK's dev half over version 7's JSON check,
-which ranked sentences worse; version 9's written check was its weakest judgment (below word overlap on FRANK).
-Version 12 is version 10 with each entity attribute read as version 7 reads it (one prompt per attribute, P(kept)
-at the answer's value, nothing generated) instead of written as a list of kept ids, so that every attribute has a
-P and EPS a threshold of its own, chosen on SummEdits' entity edits (dev documents); every other request is
-version 10's. (Number 11 was an extraction prompt tried on dev documents and not kept: docs, "An extraction prompt
-tried on dev documents"; number 13 each entity attribute asked as a plain yes / no question, tried on version 12's
-dev documents and not kept: docs, "Entity attributes against SummEdits' entity edits".) Version 14 is version 10
-with each sentence checked against its own best passages of the document (BM25, at most three, in document order),
-not the whole document, as MiniCheck reads chunks: chosen on FRANK's and SummEdits' dev documents
-(benchmarks/passage_dev.py), where a 1.5B judge reading a whole document of up to 1,500 words missed the line a
-sentence rests on; every other request is version 10's.
-Older versions stay selectable so that their scores can be reproduced. Metric definitions are not
+A version pins the scaffold views it uses, the prompt template of every task (`prompts/<task>.v<N>.jinja`: the
+newest up to its number, or the one it pins), the shape of every JSON schema the judge fills in, the sentence
+splitter, and which judgments it reads from the judge's next-token distribution instead of letting it write them.
+Each version is built from the one it changes (`dataclasses.replace`), so its definition says what it changed;
+why, on what evidence, and whether it was kept is in the docs' decision records (docs/decisions.md). Every version
+stays selectable and byte-identical, so that an old run resumes and reproduces. Metric definitions are not
 versioned: they follow the README's "What the metrics mean".
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from ..errors import UsageError
@@ -75,6 +33,10 @@ ENTITY_KINDS = ("person", "org", "product", "concept", "other")
 NO_ERROR = "no error"
 # The views of the paper, which every version up to 5 uses.
 PAPER_VIEWS = ("facts", "questions", "entities")
+# The fields added after version 5; a version that leaves one unset describes itself without it, so run specs written
+# before the field existed keep their identity.
+_ADDED_FIELDS = ("in_document_language", "judges_like", "reads_verdicts", "prompt_pins", "read_kinds", "sentences_yes_no",
+                 "sentences_on_passages", "exact_readings")
 
 
 @dataclass(frozen=True)
@@ -105,6 +67,9 @@ class MethodVersion:
     sentences_yes_no: bool = False
     # Its sentence check reads each sentence against that sentence's best passages of the document, not the whole.
     sentences_on_passages: bool = False
+    # Each answer's whole probability read where the engine has the full distribution (every token that spells or
+    # begins it), bounded where it has only its likeliest tokens; a reading with too little mass on the answers fails.
+    exact_readings: bool = False
     # Tasks whose template is an earlier version's (task, version): a version built on an older one than the
     # newest keeps that one's prompts where it changes nothing.
     prompt_pins: tuple[tuple[str, int], ...] = ()
@@ -115,8 +80,7 @@ class MethodVersion:
         described = asdict(self)
         if self.views == PAPER_VIEWS:
             del described["views"]
-        for added in ("in_document_language", "judges_like", "reads_verdicts", "prompt_pins", "read_kinds",
-                      "sentences_yes_no", "sentences_on_passages"):  # added with 6, 7, 9, 10 and 14
+        for added in _ADDED_FIELDS:
             if not described[added]:
                 del described[added]
         return described
@@ -149,37 +113,29 @@ class MethodVersion:
                 f"(method versions 3, 4 and 5 decide first)")
 
 
-METHOD_VERSIONS = {
-    1: MethodVersion(1, "rules-v1", V1_ERROR_CATEGORIES, None, False, False),
-    2: MethodVersion(2, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True),
-    3: MethodVersion(3, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True,
-                     compact_verdicts=True, justification_chars=100),
-    4: MethodVersion(4, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True),
-    5: MethodVersion(5, "pysbd", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
-                     one_item_per_request=True),
-    6: MethodVersion(6, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
-                     one_item_per_request=True, in_document_language=True, judges_like=5),
-    7: MethodVersion(7, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
-                     one_item_per_request=True, in_document_language=True, reads_verdicts=True),
-    8: MethodVersion(8, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
-                     one_item_per_request=True, in_document_language=True, reads_verdicts=True),
-    9: MethodVersion(9, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
-                     one_item_per_request=True, in_document_language=True, judges_like=5,
-                     prompt_pins=(("align_facts", 5), ("align_questions", 5), ("align_entities", 5),
-                                  ("check_faithfulness", 5))),
-    10: MethodVersion(10, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
-                      one_item_per_request=True, in_document_language=True, judges_like=5, read_kinds=("faithfulness",),
-                      sentences_yes_no=True,
-                      prompt_pins=(("align_facts", 5), ("align_questions", 5), ("align_entities", 5))),
-    12: MethodVersion(12, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
-                      one_item_per_request=True, in_document_language=True, judges_like=5,
-                      read_kinds=("faithfulness", "entities"), sentences_yes_no=True,
-                      prompt_pins=(("align_facts", 5), ("align_questions", 5))),
-    14: MethodVersion(14, "pysbd-language", FINESURE_ERROR_CATEGORIES, ENTITY_KINDS, True, True, verdict_first=True,
-                      one_item_per_request=True, in_document_language=True, judges_like=5, read_kinds=("faithfulness",),
-                      sentences_yes_no=True, sentences_on_passages=True,
-                      prompt_pins=(("align_facts", 5), ("align_questions", 5), ("align_entities", 5))),
-}
+
+V1 = MethodVersion(number=1, splitter="rules-v1", error_categories=V1_ERROR_CATEGORIES, entity_kinds=None,
+                   scores_before_rationale=False, verdict_needs_evidence=False)
+# The paper where it speaks.
+V2 = replace(V1, number=2, splitter="pysbd", error_categories=FINESURE_ERROR_CATEGORIES, entity_kinds=ENTITY_KINDS,
+             scores_before_rationale=True, verdict_needs_evidence=True)
+V3 = replace(V2, number=3, compact_verdicts=True, justification_chars=100)
+V4 = replace(V2, number=4, verdict_first=True)
+V5 = replace(V4, number=5, one_item_per_request=True)
+V6 = replace(V5, number=6, splitter="pysbd-language", in_document_language=True, judges_like=5)
+V7 = replace(V6, number=7, judges_like=None, reads_verdicts=True)
+V8 = replace(V7, number=8)  # its own fact and question templates (align_*.v8)
+_V5_JUDGMENTS = (("align_facts", 5), ("align_questions", 5), ("align_entities", 5))
+V9 = replace(V6, number=9, prompt_pins=(*_V5_JUDGMENTS, ("check_faithfulness", 5)))
+V10 = replace(V9, number=10, read_kinds=("faithfulness",), sentences_yes_no=True, prompt_pins=_V5_JUDGMENTS)
+V12 = replace(V10, number=12, read_kinds=("faithfulness", "entities"), prompt_pins=_V5_JUDGMENTS[:2])
+V14 = replace(V10, number=14, sentences_on_passages=True)
+# Every judgment read: version 7's facts, questions, attributes and direct score, version 14's sentence check.
+V15 = replace(V7, number=15, sentences_yes_no=True, sentences_on_passages=True, exact_readings=True,
+              prompt_pins=(("align_facts", 7), ("align_questions", 7), ("align_entities", 7), ("direct_score", 7),
+                           ("check_faithfulness", 10)))
+
+METHOD_VERSIONS = {v.number: v for v in (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V12, V14, V15)}
 DEFAULT_METHOD_VERSION = 2
 
 
