@@ -1,0 +1,45 @@
+"""The rule of decision 0001 (benchmarks/default_method.py) worked out by hand: balanced accuracy over the
+references of each item, per stratum where a set asks for it, a paired difference on the items both versions
+decided, and the decision's three conditions."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.default_method import Unit, agreement, compare, decide
+
+
+def _units(decisions: list[int | None], references: list[int], stratum: str = "all") -> dict:
+    return {(f"d{i // 2}", i): Unit(f"d{i // 2}", stratum, [r], d, None, r) for i, (d, r) in enumerate(zip(decisions, references))}
+
+
+def test_balanced_accuracy_over_references_and_by_stratum():
+    # an item with two references counts twice: positives 2 of 3 found, negatives 2 of 2 rejected
+    units = [Unit("a", "x", [1, 1], 1, None, 0), Unit("a", "x", [1], 0, None, 0), Unit("b", "y", [0], 0, None, 0),
+             Unit("b", "y", [0], 0, None, 0)]
+    assert agreement(units, lambda u: u.decision, False) == pytest.approx((2 / 3 + 1) / 2)
+    # by stratum: x has positives only (undefined, left out of the mean), y negatives only: no value at all
+    assert agreement(units, lambda u: u.decision, True) is None
+
+
+def test_the_paired_difference_leaves_out_items_either_version_failed():
+    old = _units([1, 0, 0, None], [1, 1, 0, 0])  # the failed fourth item is left out of both
+    new = _units([1, 1, 0, 0], [1, 1, 0, 0])
+    row = compare({"version 9": old, "version 15": new}, False, seed=0)
+    assert row["items"] == 3 and row["failed"] == {"version 9": 1, "version 15": 0}
+    assert row["version 9"]["value"] == pytest.approx(0.75) and row["version 15"]["value"] == 1.0
+    assert row["difference"]["value"] == pytest.approx(0.25)
+
+
+def _row(difference: float, failed: int = 0) -> dict:
+    return {"difference": {"value": difference, "_draws": [difference] * 10}, "failed": {"version 15": failed},
+            "of": {"version 15": 100}}
+
+
+def test_the_rule_mean_at_least_zero_none_below_the_margin_few_failures():
+    assert decide({"A": _row(0.10), "B": _row(-0.02)}, "version 9", "version 15")["moves"]
+    fallen = decide({"A": _row(0.10), "B": _row(-0.04)}, "version 9", "version 15")
+    assert not fallen["moves"] and fallen["sets below the margin"] == ["B"]
+    assert not decide({"A": _row(0.01), "B": _row(-0.02)}, "version 9", "version 15")["moves"]  # mean below 0
+    failing = decide({"A": _row(0.10, failed=3), "B": _row(0.0)}, "version 9", "version 15")
+    assert not failing["moves"] and failing["sets with too many failed items"] == ["A"]
