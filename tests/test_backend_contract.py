@@ -185,48 +185,59 @@ def _every_reading(config: ModelConfig) -> list:
     return planned
 
 
+def _first_answer_p(planned, results) -> list[float | None]:
+    """P of each reading's first answer (None where the reading fails the answer-mass floor: a failed item)."""
+    from scaffold_local.judging.readings import EXACT_ANSWER_MASS_FLOOR, distribution
+
+    out = []
+    for p, r in zip(planned, results):
+        assert r.finish_reason == "stop", (p.request.id, r.error)
+        d = distribution(r.next_token, p.reading.answers, p.reading.after, exact=True, complete=r.answers_complete)
+        out.append(None if d is None or d.answer_mass < EXACT_ANSWER_MASS_FLOOR else d.p[p.reading.answers[0]])
+    return out
+
+
 @pytest.fixture(scope="module")
-def llama_cpp_readings():
-    """The reference: every reading's prompt tokens and P of its first answer on llama.cpp, the engine whose prompts
-    the package has always built itself."""
+def reference_readings():
+    """Every reading's prompt tokens on llama.cpp (the engine whose prompts the package always built itself), and P
+    of its first answer on llama.cpp (4-bit weights, 8-bit activations) and on transformers (the same weights
+    dequantized, computed in float32)."""
     from scaffold_local.backends.tokens import prompt_ids
 
-    config = ModelConfig.load("smollm2-135m-llama-cpp")
-    instance = create_backend(config)
-    planned = _every_reading(config)
-    results = instance.generate([p.request for p in planned])
-    ids = [prompt_ids(instance.chat, p.request) for p in planned]
-    instance.close()
-    return planned, ids, results
+    found = {}
+    for name in ("llama-cpp", "transformers"):
+        config = ModelConfig.load(f"smollm2-135m-{name}")
+        instance = create_backend(config)
+        planned = _every_reading(config)
+        found[name] = _first_answer_p(planned, instance.generate([p.request for p in planned]))
+        if name == "llama-cpp":
+            found["ids"] = [prompt_ids(instance.chat, p.request) for p in planned]
+        instance.close()
+    return found
 
 
 @pytest.mark.real_model
-def test_every_reading_is_the_same_prompt_and_the_same_p_on_every_engine(backend, llama_cpp_readings):
+def test_every_reading_is_the_same_prompt_and_the_same_p_on_every_engine(backend, reference_readings):
     """A reading's prompt is built once, by the package (the chat template with its generation prompt, then the start
-    of the answer as text; never the template's continuation of an empty message): every engine computes the same
-    token ids as llama.cpp for every kind read, and P of the first answer within 0.02 of llama.cpp's (transformers
-    and vLLM read the same 4-bit weights, dequantized). An engine with the whole distribution says its alternatives
-    hold every answer; vLLM and a server give their likeliest 20 and a missing answer is bounded, never zero."""
-    from scaffold_local.judging.readings import EXACT_ANSWER_MASS_FLOOR, distribution
-
+    of the answer as text; never the template's continuation of an empty message): every engine computes llama.cpp's
+    token ids for every kind read. The engines that compute in float32 (transformers, vLLM, a vLLM server) give P of
+    the first answer within 0.02 of transformers'; llama.cpp, whose 4-bit weights meet 8-bit activations, within 0.10
+    (measured: 0.08 at most, on the flat second readings of a grade after its 1). An engine with the whole
+    distribution says its alternatives hold every answer; vLLM and a server give their likeliest 20, and a missing
+    answer is bounded, never zero."""
     config, instance = backend
     if config.backend == "responder":
         pytest.skip("the test double renders no prompt")
-    planned, reference_ids, reference = llama_cpp_readings
+    planned = _every_reading(config)
     requests = [p.request for p in planned]
     if config.backend != "llama-cpp":
-        assert [instance.prompt_ids(r) for r in requests] == reference_ids
+        assert [instance.prompt_ids(r) for r in requests] == reference_readings["ids"]
     results = instance.generate(requests)
-    far = []
-    for p, ours, theirs in zip(planned, results, reference):
-        assert ours.finish_reason == "stop", (p.request.id, ours.error)
-        assert ours.answers_complete == (config.backend in ("llama-cpp", "transformers")), p.request.id
-        read = [distribution(r.next_token, p.reading.answers, p.reading.after, exact=True, complete=r.answers_complete)
-                for r in (ours, theirs)]
-        assert all(d is not None for d in read), p.request.id
-        if min(d.answer_mass for d in read) < EXACT_ANSWER_MASS_FLOOR:
-            continue  # a failed item on both sides of the comparison, not a verdict
-        first = p.reading.answers[0]
-        if abs(read[0].p[first] - read[1].p[first]) > 0.02:
-            far.append((p.request.id, round(read[0].p[first], 4), round(read[1].p[first], 4)))
-    assert not far, f"P differs from llama.cpp's by more than 0.02: {far}"
+    assert all(r.answers_complete == (config.backend in ("llama-cpp", "transformers")) for r in results)
+    ours = _first_answer_p(planned, results)
+    against, tolerance = ("llama-cpp", 0.10) if config.backend == "llama-cpp" else ("transformers", 0.02)
+    for reference, bound in ((reference_readings[against], tolerance), (reference_readings["llama-cpp"], 0.10)):
+        assert [p is None for p in ours] == [p is None for p in reference]  # the same readings fail the floor
+        far = [(p.request.id, round(a, 4), round(b, 4)) for p, a, b in zip(planned, ours, reference)
+               if a is not None and abs(a - b) > bound]
+        assert not far, f"P differs by more than {bound}: {far}"

@@ -15,6 +15,9 @@ from .options import DEFAULT_STORE, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt
 from .output import command_app, console, err
 
 app = command_app()
+# Below this balanced accuracy on the built-in cases a judge is not fit to decide anything (a sanity gate, not a
+# selection rule: the cases were written after method version 5's first run).
+SANITY_GATE = 0.80
 
 
 @app.command("check-judge")
@@ -56,4 +59,11 @@ def check_judge(
     if result.no_better_than_overlap:
         err.print(f"[red]warning: {escape(result.judge)} does no better than word overlap on this check; do not base "
                   "decisions on its verdicts (use a stronger judge, see `scaffold-local models`).[/red]")
+    elif (found := result.judge_agreement["balanced_accuracy"].value) is not None and found < SANITY_GATE:
+        err.print(f"[red]warning: balanced accuracy {found:.3f} is below {SANITY_GATE}: do not base decisions on "
+                  f"{escape(result.judge)}'s verdicts.[/red]")
+    if "no calibrated threshold" in (result.decision or ""):
+        err.print(f"note: its verdicts count at P >= 0.5; to calibrate its thresholds on people's labels: "
+                  f"scaffold-local calibrate -m {escape(pipeline.config.name)} --method-version {result.method} "
+                  "--data <evaluation-data folder>", highlight=False)
     console.print(f"saved: {save(store, pipeline.config, result, cases)}", highlight=False)
