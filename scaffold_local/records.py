@@ -166,8 +166,12 @@ class ScaffoldSource(BaseModel):
     reference: str | None = None  # judge config name, run folder or scaffold file, as given
     fingerprint: str | None = None  # the other judge's fingerprint, or the file's SHA-256
     default_label: str | None = None  # file: the label of items given without one
+    # file: who extracted the scaffolds it holds, as its lines say (`extract --out`); None for scaffolds people wrote
+    extracted_by: str | None = Field(None, exclude_if=lambda value: value is None)
 
     def describe(self) -> str:
+        if self.kind == "file" and self.extracted_by:
+            return f"extracted once by {self.extracted_by}, read from {self.reference}"
         return {"extracted": "extracted by this run's judge", "judge": f"stored scaffolds of judge {self.reference}",
                 "run": f"the scaffolds of run {self.reference}", "file": f"user scaffolds from {self.reference}"}[self.kind]
 

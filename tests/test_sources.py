@@ -137,3 +137,28 @@ def test_the_source_is_part_of_the_run_identity(kind, responder_config, small_in
     other = Pipeline(responder_config, store, backend_factory=CountingFactory(),
                      scaffolds=ScaffoldSource(kind=kind, reference=reference)).score(load_input(small_input))
     assert other.run_dir != first.run_dir
+
+
+def test_extracted_scaffolds_written_to_a_file_score_as_the_extraction_did(monkeypatch, small_input, tmp_path):
+    """`extract --out` writes a judge's scaffolds as a scaffold file, each line naming the judge and version that
+    extracted it; scored against that file, every judgment is the extracted run's (the same prompts: nothing sent)
+    and the metrics are the same; the run says where its scaffolds came from and how to extract them afresh."""
+    from scaffold_local import cli
+
+    monkeypatch.setattr(cli.err, "width", 220)
+    runner = CliRunner()
+    store, shipped = tmp_path / "store", tmp_path / "small.scaffolds.jsonl"
+    common = [str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store), "--method-version", "15"]
+    assert runner.invoke(app, ["score", *common]).exit_code == 0
+    extracted = next((store / "runs").iterdir())
+    assert runner.invoke(app, ["extract", *common, "--out", str(shipped)]).exit_code == 0
+    lines = [json.loads(line) for line in shipped.read_text().splitlines()]
+    assert {line["extracted_by"] for line in lines} == {"responder, method version 15"}
+    result = runner.invoke(app, ["score", *common, "--scaffold-file", str(shipped), "--run-name", "shipped"])
+    assert result.exit_code == 0, result.output
+    said = result.output.replace("\n", "")
+    assert f"scaffolds: extracted once by responder, method version 15, read from {shipped}" in said
+    assert f"to extract them afresh: scaffold-local score {small_input}" in said
+    assert "judgments: 0 sent" in said
+    assert json.loads((store / "runs" / "shipped" / "systems.json").read_text()) == \
+        json.loads((extracted / "systems.json").read_text())

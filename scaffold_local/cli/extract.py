@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ..data.user_scaffolds import scaffold_line
 from ..method.scaffold import Scaffold
 from ..method.schemas import LABELS
 from ..method.views import ViewSpec, views_of
@@ -47,6 +50,9 @@ def extract(
     check: Annotated[bool, typer.Option(
         "--check", help="also check each scaffold: near-duplicates, label balance, cut items, facts the judge "
                         "finds unsupported by the source")] = False,
+    out: Annotated[Path | None, typer.Option(
+        help="also write the scaffolds to this file (JSONL, one document per line), to score against with "
+             "`score --scaffold-file` anywhere, without extracting")] = None,
 ) -> None:
     """Extract and store scaffolds only (no judgments)."""
     loaded = read_input(input_path, document_field, summary_field, system_field, None, doc_id_field, split)
@@ -72,6 +78,11 @@ def extract(
     for doc_id, reason in outcome.unavailable.items():
         table.add_row(doc_id, *["-"] * len(views), f"[red]{escape(reason)}[/red]")
     console.print(table)
+    if out is not None:
+        who = f"{pipeline.config.name}, method version {pipeline.method.number}"
+        out.write_text("".join(json.dumps(scaffold_line(s, who), ensure_ascii=False) + "\n"
+                               for s in outcome.scaffolds.values()), encoding="utf-8")
+        console.print(f"scaffolds written to {out} (score against them: --scaffold-file {out})", highlight=False)
     for quality in qualities:
         console.print(escape(quality.describe()), highlight=False)
     for doc_id, s in outcome.scaffolds.items():

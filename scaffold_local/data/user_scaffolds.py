@@ -9,6 +9,9 @@ label gets `default_label`:
      "questions": [{"question": "What opened?", "expected_answer": "A factory.", "label": "main point"}],
      "entities": [{"name": "Alpha Corp", "kind": "org", "attributes": ["Alpha Corp opened a factory."]}]}
 
+`extract --out FILE` writes a judge's scaffolds in this format, each line naming who extracted it
+(`"extracted_by": "<judge>, method version N"`), so that they can be shipped and scored without extraction.
+
 A bad line is reported by line number and field and skipped; the other documents are scored. Items
 get ids and duplicates are dropped exactly as for extracted scaffolds (views/). The file
 gives the paper's three views; a view added to the registry is extracted, not read from here.
@@ -63,6 +66,7 @@ class _Entity(BaseModel):
 class _Line(BaseModel):
     model_config = _STRICT
     doc_id: str = Text
+    extracted_by: str | None = None  # a judge's scaffolds written by `extract --out`: which judge, which version
     facts: list[_Item] | None = None
     questions: list[_Question] | None = None
     entities: list[_Entity] | None = None
@@ -140,3 +144,30 @@ def _scaffold(line: _Line, document: Document, default_label: str) -> Scaffold:
     key = hashlib.sha256(json.dumps(["user", document.sha256, outputs], sort_keys=True).encode()).hexdigest()
     return Scaffold(key=key, doc_id=document.doc_id, document_sha256=document.sha256, origin="user",
                     views=views, failures=failures, notes=tuple(notes), assembly=ASSEMBLY_VERSION)
+
+
+def extracted_by(path: Path) -> str | None:
+    """Who extracted the scaffolds of a file (its lines' `extracted_by`, one or several), or None."""
+    found: dict[str, None] = {}
+    for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            value = json.loads(text).get("extracted_by") if text.strip() else None
+        except (ValueError, AttributeError):
+            continue  # reported by read_scaffold_file with its line number
+        if isinstance(value, str):
+            found[value] = None
+    return "; ".join(found) or None
+
+
+def scaffold_line(scaffold: Scaffold, extracted_by: str) -> dict[str, Any]:
+    """A scaffold as one line of a scaffold file: read back, it assembles into the same items and labels."""
+    line: dict[str, Any] = {"doc_id": scaffold.doc_id, "extracted_by": extracted_by}
+    if (facts := scaffold.view("facts")) is not None:
+        line["facts"] = [{"text": f.text, "label": f.label} for f in facts]
+    if (questions := scaffold.view("questions")) is not None:
+        line["questions"] = [{"question": q.question, "expected_answer": q.expected_answer, "provenance": q.provenance,
+                              "label": q.label} for q in questions]
+    if (entities := scaffold.view("entities")) is not None:
+        line["entities"] = [{"name": e.name, "kind": e.kind, "attributes": [{"text": a.text, "label": a.label}
+                                                                             for a in e.attributes]} for e in entities]
+    return line

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..data.inputs import Document, InputIssue
 from ..data.store import ScaffoldStore, StoredScaffold
-from ..data.user_scaffolds import read_scaffold_file
+from ..data.user_scaffolds import extracted_by, read_scaffold_file
 from ..errors import InputError, UsageError
 from ..judging.config import ModelConfig
 from ..judging.judge import Judge
@@ -55,7 +55,8 @@ def identify(source: ScaffoldSource) -> ScaffoldSource:
         path = Path(source.reference or "")
         if not path.is_file():
             raise InputError(f"scaffold file not found: {path}")
-        return source.model_copy(update={"fingerprint": hashlib.sha256(path.read_bytes()).hexdigest()})
+        return source.model_copy(update={"fingerprint": hashlib.sha256(path.read_bytes()).hexdigest(),
+                                         "extracted_by": extracted_by(path)})
     return source
 
 
