@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from ..metaeval.calibration import CALIBRATED_BY, calibrate, write_config
 from .meta_eval import DataOpt, data_folder
@@ -42,5 +43,5 @@ def calibrate_command(
     written = write_config(out or store / "calibration" / f"{name}-v{number}.toml", base, number, found)
     for c in found:
         console.print(c.describe(), highlight=False)
-    console.print(f"written: {written} (score with `-m {written}`, or copy its [thresholds.{number}] table into the "
-                  f"config of {name})", highlight=False)
+    console.print(escape(f"written: {written} (score with `-m {written}`, or copy its [thresholds.{number}] table "
+                         f"into the config of {name})"), highlight=False)
