@@ -11,8 +11,10 @@ least loaded replica, so every group stays in one engine's prefix cache. Ray Dat
 replicas for each dataset it runs, so a config for this backend sends a stage's requests in one
 call (`requests_per_call`), and engine start-up is paid per stage, not per batch.
 
-What vLLM reports through Ray Data: text, token counts and log-probabilities; not the finish reason
-(an output that used its whole budget reads as cut off) nor prefix-cache hits.
+Each request goes in as the package's prompt tokens (`tokens.prompt_parts`), as on the vLLM backend, so a
+reading's prompt (nothing generated but its one step's alternatives) is the same on every engine. What vLLM
+reports through Ray Data: text, token counts and log-probabilities; not the finish reason (an output that used its
+whole budget reads as cut off) nor prefix-cache hits.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .base import (
     Usage,
     context_overflow,
     covering_text,
+    next_token_alternatives,
 )
 from .tokens import HuggingFaceTokenizer
 from .vllm import GRAMMAR_ENGINES, VllmOptions, engine_arguments, sampling_fields
@@ -71,10 +74,15 @@ def partition(requests: Sequence[Request], parts: int) -> list[list[int]]:
 
 
 def result_of(request: Request, row: dict[str, Any]) -> Result:
-    """One Ray Data output row as a Result."""
+    """One Ray Data output row as a Result (a reading's: the alternatives at its one generated position)."""
     if row.get("error"):
         return Result(id=request.id, text=None, finish_reason="error", error=f"ray replica: {row['error']}"[:2000],
                       failure="engine_crash")
+    if request.sampling.reading:
+        first = (row.get("logprobs") or [{}])[0]
+        return Result(id=request.id, text="", finish_reason="stop",
+                      next_token=next_token_alternatives((a["decoded_token"] or "", a["logprob"]) for a in first.values()),
+                      usage=Usage(prompt_tokens=row["num_input_tokens"], completion_tokens=0))
     text, generated = row["text"], row["num_generated_tokens"]
     alternatives = None
     if row.get("logprobs"):
@@ -96,7 +104,8 @@ def _preprocess(row: dict[str, Any]) -> dict[str, Any]:
     structured = sampling.get("structured_outputs")
     if structured:
         sampling["structured_outputs"] = {**structured, "json": json.dumps(structured["json"])}
-    return {"index": row["index"], "messages": json.loads(row["messages"]), "sampling_params": sampling}
+    return {"index": row["index"], "prompt": "", "tokenized_prompt": json.loads(row["prompt_ids"]),
+            "sampling_params": sampling}
 
 
 def _postprocess(row: dict[str, Any]) -> dict[str, Any]:
@@ -159,16 +168,12 @@ class RayDataBackend(HuggingFaceTokenizer, BaseBackend):
             self.started_ray = False
 
     def generate(self, requests: Sequence[Request]) -> list[Result]:
-        if any(r.sampling.reading or r.continues_answer for r in requests):
-            raise BackendError("the ray backend cannot continue an answer or read a verdict (Ray Data's chat-template "
-                               "stage always starts a new answer)", backend=self.name,
-                               hint="run the method version that reads verdicts with the vllm backend on each node, "
-                                    "or choose a method version that writes them (--method-version 6)")
-        results: list[Result | None] = [context_overflow(r, self.prompt_tokens(r), self.config.max_model_len)
-                                        for r in requests]
+        prompts = [self.prompt_ids(r) for r in requests]  # the package's tokens, the same on every engine
+        results: list[Result | None] = [context_overflow(r, len(ids), self.config.max_model_len)
+                                        for r, ids in zip(requests, prompts)]
         runnable = [i for i, r in enumerate(results) if r is None]
         if runnable:
-            rows = self._run([requests[i] for i in runnable])
+            rows = self._run([requests[i] for i in runnable], [prompts[i] for i in runnable])
             for local, i in enumerate(runnable):
                 row = rows.get(local)
                 results[i] = result_of(requests[i], row) if row else Result(
@@ -176,13 +181,13 @@ class RayDataBackend(HuggingFaceTokenizer, BaseBackend):
                     error="ray replica returned no row for this request")
         return results  # type: ignore[return-value]
 
-    def _run(self, requests: Sequence[Request]) -> dict[int, dict[str, Any]]:
+    def _run(self, requests: Sequence[Request], prompts: Sequence[list[int]]) -> dict[int, dict[str, Any]]:
         """Output rows by request index: one block of whole prefix groups per replica."""
         import pandas as pd
         import ray
 
         compact, engine = self.config.whitespace == "compact", self.config.structured_outputs
-        blocks = [pd.DataFrame([{"index": i, "messages": json.dumps([m.model_dump() for m in requests[i].messages]),
+        blocks = [pd.DataFrame([{"index": i, "prompt_ids": json.dumps(prompts[i]),
                                  "sampling": json.dumps(sampling_fields(requests[i], compact, engine))}
                                 for i in part]) for part in partition(requests, self.options.replicas)]
         processor = self._processor(replicas=len(blocks), batch_size=max(len(b) for b in blocks))
@@ -215,8 +220,7 @@ class RayDataBackend(HuggingFaceTokenizer, BaseBackend):
                 max_tasks_in_flight_per_actor=1,  # else the first ready replica takes every batch
                 accelerator_type=None, should_continue_on_error=True, log_engine_metrics=False,
                 placement_group_config={"bundles": bundles}, runtime_env=environment,
-                chat_template_stage={"num_cpus": 0.01, "concurrency": 1},
-                tokenize_stage=False, detokenize_stage=False,
+                chat_template_stage=False, tokenize_stage=False, detokenize_stage=False,  # the package's tokens
             ),
             preprocess=_preprocess, postprocess=_postprocess,
             preprocess_map_kwargs={"num_cpus": 0.01}, postprocess_map_kwargs={"num_cpus": 0.01},
