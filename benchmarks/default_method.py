@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
 
 from benchmarks.earlier_draws import documents_in, fresh  # noqa: E402
 from scaffold_local.data.inputs import Candidate  # noqa: E402
+from scaffold_local.judge_check.checking import SANITY_GATE, saved_balanced_accuracy  # noqa: E402
 from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig  # noqa: E402
 from scaffold_local.metaeval.agreement import majority_of_others  # noqa: E402
 from scaffold_local.metaeval.frank import flagged_by_overlap, source_of  # noqa: E402
@@ -325,6 +326,10 @@ def main() -> None:
     chosen = draws(a.data)
     sets = [s for s in SETS if s in a.only.split(",")]
     config = ModelConfig.load(a.model)
+    checked = saved_balanced_accuracy(a.store, config, versions[-1])
+    if checked is None or checked < SANITY_GATE:  # the sanity gate: a judge below it decides nothing
+        sys.exit(f"the judge check of {config.name} under version {versions[-1]} is {checked} (gate {SANITY_GATE}): "
+                 f"run `scaffold-local check-judge -m {config.name} --method-version {versions[-1]} --store {a.store}`")
     units: dict[str, dict[str, Units]] = {s: {} for s in sets}
     seconds: dict[str, dict[str, float]] = {s: {} for s in sets}
     thresholds = {}

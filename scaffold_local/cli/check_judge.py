@@ -10,14 +10,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..judge_check.cases import KINDS
-from ..judge_check.checking import run_check, save
+from ..judge_check.checking import SANITY_GATE, run_check, save
 from .options import DEFAULT_STORE, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, make_pipeline
 from .output import command_app, console, err
 
 app = command_app()
-# Below this balanced accuracy on the built-in cases a judge is not fit to decide anything (a sanity gate, not a
-# selection rule: the cases were written after method version 5's first run).
-SANITY_GATE = 0.80
 
 
 @app.command("check-judge")

@@ -137,6 +137,18 @@ def save(store: Path, config: ModelConfig, result: CheckResult, cases_file: Path
     return path
 
 
+# Below this balanced accuracy on the built-in cases a judge is not fit to decide anything (a sanity gate, not a
+# selection rule: the cases were written after method version 5's first run).
+SANITY_GATE = 0.80
+
+
+def saved_balanced_accuracy(store: Path, config: ModelConfig, method: int) -> float | None:
+    """The balanced accuracy of this judge's saved built-in check under this method version, or None where it was
+    not run (or gave no valid verdict)."""
+    path = record_path(store, config, method)
+    return json.loads(path.read_text(encoding="utf-8"))["judge_balanced_accuracy"] if path.is_file() else None
+
+
 def describe_saved(store: Path, config: ModelConfig, method: int) -> str | None:
     """The saved check of this judge under this method version in words, or None where it was not run."""
     path = record_path(store, config, method)
