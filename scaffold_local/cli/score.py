@@ -96,10 +96,9 @@ def score(
                   f"trusted is a few minutes away: scaffold-local check-judge -m {escape(model or pipeline.config.name)}",
                   highlight=False)
     err.print(prepared.summary, highlight=False)
-    if pipeline.source.extracted_by:
-        err.print(f"to extract them afresh: scaffold-local score {escape(str(input_path))}", highlight=False)
     pairing = None if pairwise is None else Pairing.parse(pairwise, loaded.systems)
-    print_notes([*prepared.notes, *([cost(pipeline.judge, loaded, pairing)] if pairing else [])])
+    afresh = [f"to extract them afresh: scaffold-local score {input_path}"] if pipeline.source.extracted_by else []
+    print_notes([*prepared.notes, *afresh, *([cost(pipeline.judge, loaded, pairing)] if pairing else [])])
     try:
         outcome = pipeline.score(loaded, run_name, word_budget=word_budget, pairing=pairing)
     finally:
