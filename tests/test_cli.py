@@ -200,3 +200,29 @@ def test_errors_end_a_command_with_their_message_hint_and_exit_code(small_input,
     engine.write_text('backend = "llama-cpp"\nmodel = "/nowhere/model.gguf"\nstructured_outputs = "gbnf"\n')
     failed = runner.invoke(app, ["score", str(small_input), "-m", str(engine), "--store", str(tmp_path / "s")])
     assert failed.exit_code == 1 and "error:" in failed.output and "hint: " in failed.output, failed.output
+
+
+def test_runs_lists_a_stores_runs_and_json_gives_the_systems_table_to_scripts(small_input, tmp_path):
+    """`runs` lists each run of a store (name, judge, version, status, documents, summaries, date), newest first;
+    `score --json` and `show --json` print the per-system table as JSON on stdout, the fields of systems.json, with
+    everything else on stderr."""
+    store = tmp_path / "store"
+    scored = runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store), "--json"])
+    assert scored.exit_code == 0, scored.output
+    run_dir = next((store / "runs").iterdir())
+    systems = json.loads((run_dir / "systems.json").read_text())
+    assert json.loads(scored.stdout) == systems and "scaffolds:" in scored.stderr
+    shown = runner.invoke(app, ["show", str(run_dir), "--json"])
+    assert shown.exit_code == 0 and json.loads(shown.stdout) == systems
+    runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store), "--run-name", "later"])
+    listed = runner.invoke(app, ["runs", str(store), "--json"])
+    assert listed.exit_code == 0, listed.output
+    rows = json.loads(listed.stdout)
+    assert [r["run"] for r in rows] == ["later", run_dir.name]
+    assert rows[1] == {"run": run_dir.name, "judge": "responder", "method_version": 2, "status": "complete", "documents": 2,
+                       "summaries": 4, "created": json.loads((run_dir / "spec.json").read_text())["created_at"],
+                       "path": str(run_dir)}
+    table = runner.invoke(app, ["runs", str(store)])
+    assert table.exit_code == 0 and "later" in table.output and "complete" in table.output
+    missing = runner.invoke(app, ["runs", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 2 and "no store at" in missing.output

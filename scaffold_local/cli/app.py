@@ -23,6 +23,7 @@ COMMANDS = {
     "score": "score",
     "extract": "extract",
     "show": "show",
+    "runs": "list_runs",
     "report": "html_report",
     "compare": "compare",
     "check-judge": "check_judge",

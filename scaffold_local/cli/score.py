@@ -11,6 +11,7 @@ from rich.markup import escape
 from .. import runs
 from ..data.store import check_run_name
 from ..judge_check.checking import first_use
+from ..judging.config import ModelConfig
 from ..records import RETRYABLE_FAILURES
 from ..report import rankings_table, results
 from ..runs.holistic_pairs import Pairing, cost
@@ -77,6 +78,8 @@ def score(
     pairwise: Annotated[str | None, typer.Option(help=(
         "also ask the judge which of two summaries is better, each pair in both orders: `all` pairs, or one system "
         "against every other (cheaper); ranked beside the metrics"))] = None,
+    as_json: Annotated[bool, typer.Option("--json", help=(
+        "the per-system table as JSON on stdout (the fields of the run folder's systems.json), for scripts"))] = False,
 ) -> None:
     """Extract scaffolds (once per document), align every summary, compute every metric.
 
@@ -91,10 +94,7 @@ def score(
     pipeline = make_pipeline(model, store, batch_requests, method_version, source, verdict_confidence, weighted_verdicts)
     prepared = pipeline.prepare(loaded, chunk_tokens=chunk_tokens)
     loaded = kept_in_context(prepared, [pipeline.config])
-    if first_use(store, pipeline.config):
-        err.print(f"first run with judge {escape(pipeline.config.name)} in this store: how far its verdicts can be "
-                  f"trusted is a few minutes away: scaffold-local check-judge -m {escape(model or pipeline.config.name)}",
-                  highlight=False)
+    suggest_the_judge_check(store, pipeline.config, model)
     err.print(prepared.summary, highlight=False)
     pairing = None if pairwise is None else Pairing.parse(pairwise, loaded.systems)
     afresh = [f"to extract them afresh: scaffold-local score {input_path}"] if pipeline.source.extracted_by else []
@@ -104,11 +104,18 @@ def score(
     finally:
         pipeline.close()
 
-    print_outcome(outcome, ds_scale)
+    print_outcome(outcome, ds_scale, as_json)
 
 
-def print_outcome(outcome: RunOutcome, ds_scale: int) -> None:
-    """What a run did (scaffolds, judgments, tokens, failures) on stderr; its per-system table on stdout."""
+def suggest_the_judge_check(store: Path, config: ModelConfig, model: str | None) -> None:
+    if first_use(store, config):
+        err.print(f"first run with judge {escape(config.name)} in this store: how far its verdicts can be trusted is a "
+                  f"few minutes away: scaffold-local check-judge -m {escape(model or config.name)}", highlight=False)
+
+
+def print_outcome(outcome: RunOutcome, ds_scale: int, as_json: bool = False) -> None:
+    """What a run did (scaffolds, judgments, tokens, failures) on stderr; its per-system table on stdout (as JSON, the
+    fields of systems.json, with `as_json`)."""
     ex = outcome.extraction
     made = "extracted" if outcome.scaffolds_extracted else "read from the file"
     err.print(f"scaffolds: {ex.computed} {made}, {ex.reused} reused from the store; "
@@ -138,6 +145,10 @@ def print_outcome(outcome: RunOutcome, ds_scale: int) -> None:
                   "the others would fail the same way until the config or prompts change.[/yellow]", highlight=False)
     for key, reason in outcome.failed_summaries.items():
         err.print(f"[yellow]not judged: {escape(key)}: {escape(reason)}[/yellow]")
+    if as_json:
+        print((outcome.run_dir / "systems.json").read_text(encoding="utf-8"))
+        err.print(f"run folder: {outcome.run_dir}", highlight=False)
+        return
     console.print(results(runs.open(outcome.run_dir), ds_scale))
     if outcome.holistic_pairs:
         from ..analysis.rankings import rankings_of  # scipy's optimiser: loaded only when asked for

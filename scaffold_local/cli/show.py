@@ -37,11 +37,17 @@ def show(
         "--rankings", help="the systems ranked by grounded pairwise preferences (Bradley-Terry) beside FPS, QPS, EPS "
                            "and DS, and the holistic judge's where the run read them (score --pairwise): pairs each "
                            "separates, and Kendall tau")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="the per-system table as JSON on stdout (the fields of the run folder's systems.json), for "
+                       "scripts")] = False,
 ) -> None:
     """Print a finished run: the per-system table, or the evidence behind one summary's scores."""
     check_ds_scale(ds_scale)
     run = runs.open(run_dir)
     _ = run.systems  # a run that has not finished scoring says so here
+    if as_json:
+        print((run.dir / "systems.json").read_text(encoding="utf-8"))
+        return
     if (explain or items) and summary is None:
         raise UsageError("--explain explains the verdicts of one summary: give --summary DOC_ID/SYSTEM")
     if summary is not None:
