@@ -56,7 +56,7 @@ class RunNameError(ScaffoldLocalError, ValueError):
 class RunNotReadable(ScaffoldLocalError, FileNotFoundError):
     """Not a run folder, a run this version cannot read, or a run with no scores yet."""
 
-    hint = "`score` prints each run's folder (<store>/runs/<name>)"
+    hint = "`score` prints each run's folder (<store>/runs/<name>); `scaffold-local runs <store>` lists them"
 
 
 class SummaryNotFound(ScaffoldLocalError, LookupError):

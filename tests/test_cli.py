@@ -192,10 +192,14 @@ def test_errors_end_a_command_with_their_message_hint_and_exit_code(small_input,
     missing = runner.invoke(app, ["score", str(small_input), "-m", "no-such-judge", "--store", str(tmp_path)])
     assert missing.exit_code == 2
     assert "error: model config 'no-such-judge' not found" in missing.output
-    assert "hint: `scaffold-local models` lists the configs" in missing.output
+    assert "hint: `scaffold-local models` lists the judges" in missing.output
     not_a_run = runner.invoke(app, ["show", str(tmp_path)])
     assert not_a_run.exit_code == 2 and "is not a run folder" in not_a_run.output
     assert "hint: `score` prints each run's folder" in not_a_run.output
+    nowhere = runner.invoke(app, ["show", str(tmp_path / "nowhere")])
+    assert nowhere.exit_code == 2 and f"no run folder at {tmp_path / 'nowhere'}" in nowhere.output
+    typo = runner.invoke(app, ["score", str(small_input), "-m", "qwen2.5-coder-1.5b-llamacpp", "--store", str(tmp_path)])
+    assert typo.exit_code == 2 and "did you mean 'qwen2.5-coder-1.5b-llama-cpp'?" in typo.output
     engine = tmp_path / "broken.toml"  # an engine that cannot start: exit 1, its own hint
     engine.write_text('backend = "llama-cpp"\nmodel = "/nowhere/model.gguf"\nstructured_outputs = "gbnf"\n')
     failed = runner.invoke(app, ["score", str(small_input), "-m", str(engine), "--store", str(tmp_path / "s")])
@@ -226,3 +230,17 @@ def test_runs_lists_a_stores_runs_and_json_gives_the_systems_table_to_scripts(sm
     assert table.exit_code == 0 and "later" in table.output and "complete" in table.output
     missing = runner.invoke(app, ["runs", str(tmp_path / "nowhere")])
     assert missing.exit_code == 2 and "no store at" in missing.output
+
+
+def test_version_short_help_and_one_error_style_at_every_level():
+    """`--version`; `-h` wherever `--help` works; a mistake among the root's own options ends as a command's does
+    (`error:` and `hint:`, exit 2), not in click's own words."""
+    from scaffold_local import __version__
+
+    version = runner.invoke(app, ["--version"])
+    assert version.exit_code == 0 and version.output.strip() == f"scaffold-local {__version__}"
+    assert runner.invoke(app, ["-h"]).output == runner.invoke(app, ["--help"]).output
+    assert "runs [OPTIONS] [store]" in runner.invoke(app, ["runs", "-h"]).output
+    root = runner.invoke(app, ["--bogus"])
+    assert root.exit_code == 2 and "error: no such option: --bogus" in root.output and "hint:" in root.output
+    assert "Error:" not in root.output

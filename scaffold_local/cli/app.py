@@ -54,6 +54,16 @@ class LazyCommands(TyperGroup):
                              hint=f"the commands: {', '.join(COMMANDS)} (`scaffold-local --help` says what each does)")
         return super().resolve_command(ctx, args)
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """The root's own options and arguments: a mistake there ends as every other error does (`error:`, `hint:`)."""
+        try:
+            return super().parse_args(ctx, args)
+        except Exception as exc:
+            if not _is_click_usage_error(exc):
+                raise
+            fail(UsageError(_plain(exc.format_message()), hint="`scaffold-local --help` lists the options and commands"),  # type: ignore[attr-defined]
+                 getattr(exc, "exit_code", 2))
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
@@ -84,6 +94,7 @@ def _plain(message: str) -> str:
 
 app = typer.Typer(
     cls=LazyCommands,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Semantic Scaffold summary evaluation with open-weight judges on local hardware.",
     no_args_is_help=True,
     rich_markup_mode=None,  # help in click's plain style, as every command's (output.command_app)
@@ -91,10 +102,21 @@ app = typer.Typer(
 )
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from .. import __version__
+
+        typer.echo(f"scaffold-local {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def root(verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="log scaffold_local's diagnostics (INFO) to stderr, and show the engines' own "
-                                "output there instead of in their log file")] = False) -> None:
+                                "output there instead of in their log file")] = False,
+         version: Annotated[bool, typer.Option(
+             "--version", callback=_print_version, is_eager=True, help="the package's version, and exit")] = False,
+         ) -> None:
     """Semantic Scaffold summary evaluation with open-weight judges on local hardware."""
     configure_logging(logging.INFO if verbose else logging.WARNING)
     if verbose:

@@ -25,7 +25,7 @@ SHOWN_ISSUES = 50  # more go to the run folder's input_issues.jsonl, not the scr
 def command_app() -> typer.Typer:
     """The app of one command: click's plain help (brackets in help texts are text, not rich markup; no
     type column; options never cut), and shell completion offered by the root command only."""
-    return typer.Typer(add_completion=False, rich_markup_mode=None)
+    return typer.Typer(add_completion=False, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
 
 
 def fail(error: ScaffoldLocalError | str, code: int | None = None) -> NoReturn:

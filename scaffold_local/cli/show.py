@@ -75,7 +75,7 @@ def show(
     documents = list(dict.fromkeys(c["doc_id"] for c in run.candidates))
     example = f"{documents[0]}/{run.candidates[0]['system']}" if documents else "DOC_ID/SYSTEM"
     console.print(escape(f"documents: {', '.join(documents)} (the evidence behind one summary's scores: "
-                         f"show {run_dir} --summary {example})"), highlight=False)
+                         f"scaffold-local show {run_dir} --summary {example})"), highlight=False)
     notes = run.scaffold_notes()
     if notes:
         console.print("scaffold assembly: " + ", ".join(f"{action}: {n}" for action, n in sorted(notes.items()))

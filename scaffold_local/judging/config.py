@@ -157,8 +157,11 @@ def _read_toml(name_or_path: str, seen: tuple[Path, ...] = ()) -> tuple[dict[str
     if path.suffix != ".toml":
         path = resource_dir("model_configs") / f"{path}.toml"
     if not path.is_file():
-        available = ", ".join(sorted(p.stem for p in resource_dir("model_configs").glob("*.toml")))
-        raise ConfigError(f"model config {name_or_path!r} not found (available: {available})")
+        shipped = sorted(p.stem for p in resource_dir("model_configs").glob("*.toml"))
+        close = difflib.get_close_matches(str(name_or_path), shipped, n=1, cutoff=0.8)
+        raise ConfigError(f"model config {name_or_path!r} not found" + (f": did you mean {close[0]!r}?" if close else ""),
+                          hint=f"`scaffold-local models` lists the judges ({', '.join(shipped)}); -m also takes a "
+                               "path to a .toml")
     if path.resolve() in seen:
         raise ConfigError(f"{path}: `extends` loops back to itself")
     try:

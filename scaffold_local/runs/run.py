@@ -132,6 +132,8 @@ def open(run_dir: Path | str) -> Run:  # noqa: A001 - runs.open(path) reads like
         folder = RunFolder(run_dir.parent.parent, run_dir.name)
     except RunNameError:  # ".", "..", "/": not a run folder's own path
         raise RunNotReadable(f"{run_dir} is not a run folder (no spec.json)") from None
+    if not run_dir.is_dir():
+        raise RunNotReadable(f"no run folder at {run_dir}")
     if not folder.spec_path.is_file():
         raise RunNotReadable(f"{run_dir} is not a run folder (no spec.json)")
     try:
