@@ -240,7 +240,21 @@ def test_version_short_help_and_one_error_style_at_every_level():
     version = runner.invoke(app, ["--version"])
     assert version.exit_code == 0 and version.output.strip() == f"scaffold-local {__version__}"
     assert runner.invoke(app, ["-h"]).output == runner.invoke(app, ["--help"]).output
-    assert "runs [OPTIONS] [store]" in runner.invoke(app, ["runs", "-h"]).output
+    assert "runs [OPTIONS] [STORE]" in runner.invoke(app, ["runs", "-h"]).output
     root = runner.invoke(app, ["--bogus"])
     assert root.exit_code == 2 and "error: no such option: --bogus" in root.output and "hint:" in root.output
     assert "Error:" not in root.output
+
+
+@pytest.mark.parametrize("command", ["score", "extract", "show", "runs", "report", "compare", "check-judge", "meta-eval",
+                                     "calibrate", "serve", "models", "doctor"])
+def test_help_names_values_and_speaks_of_the_method_not_of_its_history(command):
+    """Help in the user's words: a value is named (`--model MODEL`, `INPUT_PATH`), never typed (`<str>`, `<int range>`,
+    `{input_path}`); no option explains itself by method-version numbers; the root lists every command's description
+    whole."""
+    text = runner.invoke(app, [command, "--help"], terminal_width=100).output
+    assert not re.search(r"<(str|int|float|path|list\[|int range|float range)|\{\w+\}", text), text
+    assert not re.search(r"method versions? \d|under \d and \d", text), text
+    listing = runner.invoke(app, ["--help"], terminal_width=80).output
+    line = next(line for line in listing.splitlines() if line.strip().startswith(command + " "))
+    assert not line.rstrip().endswith("...") and len(line.split(maxsplit=1)[1]) > 20

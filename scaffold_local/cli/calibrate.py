@@ -16,7 +16,7 @@ from .output import command_app, console
 app = command_app()
 
 
-@app.command("calibrate")
+@app.command("calibrate", short_help="a judge's thresholds from people's labels (dev halves)")
 def calibrate_command(
     model: ModelOpt = None,
     data: DataOpt = None,

@@ -17,7 +17,7 @@ from .output import command_app, console, err
 app = command_app()
 
 
-@app.command("check-judge")
+@app.command("check-judge", short_help="can this judge tell kept facts from missed ones?")
 def check_judge(
     model: ModelOpt = None,
     store: StoreOpt = DEFAULT_STORE,

@@ -31,7 +31,7 @@ from .output import command_app, console, err, print_notes, rich_progress
 app = command_app()
 
 
-@app.command()
+@app.command(short_help="score one input with several judges, side by side")
 def compare(
     input_path: InputArg,
     model: Annotated[list[str], typer.Option("--model", "-m", help="a judge config; give two or more, or one with --seeds")],

@@ -15,7 +15,7 @@ app = command_app()
 SHOWN_FLAGS = ("avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512_vnni", "avx512vbmi", "avx512_bf16", "amx_tile")
 
 
-@app.command()
+@app.command(short_help="check this machine: CPU, llama.cpp build, a decode")
 def doctor(model: ModelOpt = None) -> None:
     """The CPU, the llama.cpp build and a smoke decode of the judge's model in a child process (once per build,
     CPU and model; recorded in the cache): a build that cannot run here ends with an error and the rebuild line."""

@@ -35,7 +35,7 @@ from .output import command_app, console, err, print_notes
 app = command_app()
 
 
-@app.command()
+@app.command(short_help="extract and store scaffolds only (no judgments)")
 def extract(
     input_path: InputArg,
     model: ModelOpt = None,

@@ -20,7 +20,7 @@ from .output import command_app, console
 app = command_app()
 
 
-@app.command()
+@app.command(short_help="write an offline HTML report of runs")
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="one or more run folders; several: a judge comparison")],
     out: Annotated[Path | None, typer.Option(

@@ -33,7 +33,7 @@ def listed(store: Path) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: r["created"] or "", reverse=True)
 
 
-@app.command("runs")
+@app.command("runs", short_help="list the runs of a store, newest first")
 def list_runs(
     store: Annotated[Path, typer.Argument(
         help="the store whose runs to list", envvar="SCAFFOLD_LOCAL_STORE")] = DEFAULT_STORE,

@@ -33,7 +33,7 @@ def data_folder(data: Path | None) -> Path:
     return folder
 
 
-@app.command("meta-eval")
+@app.command("meta-eval", short_help="how far the judge agrees with people")
 def meta_eval(
     task: Annotated[str, typer.Argument(help=f"which human-labelled comparison to run: {', '.join(CHOICES)}")],
     model: ModelOpt = None,

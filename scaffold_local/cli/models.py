@@ -10,7 +10,7 @@ from .output import command_app, console
 app = command_app()
 
 
-@app.command()
+@app.command(short_help="list the judge configs")
 def models() -> None:
     """List the model configs in model_configs/."""
     table = Table(title="Model configs", title_justify="left")

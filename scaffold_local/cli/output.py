@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from typer.core import TyperCommand
 
 from ..data.inputs import InputIssue, most_common_issue
 from ..errors import ScaffoldLocalError
@@ -22,10 +23,37 @@ err = Console(stderr=True)
 SHOWN_ISSUES = 50  # more go to the run folder's input_issues.jsonl, not the screen
 
 
+class NamedValues(TyperCommand):
+    """A command whose help names each value by what it is (`--model MODEL`, `INPUT_PATH`), not by its type
+    (`<str>`, `<int range>`, `{input_path}`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.metavar is None and not getattr(param, "is_flag", False):
+                param.metavar = (param.name or "").upper()
+            if isinstance(param, typer.core.TyperArgument):
+                _plain_argument(param)
+
+
+def _plain_argument(param: Any) -> None:
+    """An argument shown by its name alone: typer writes its type after the name and braces around it."""
+    usage = param.metavar if param.required else f"[{param.metavar}]"
+    param.display_type_rich = lambda ctx: ""
+    param._usage_display_name = lambda: usage
+
+
+class CommandApp(typer.Typer):
+    def command(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("cls", NamedValues)
+        return super().command(*args, **kwargs)
+
+
 def command_app() -> typer.Typer:
     """The app of one command: click's plain help (brackets in help texts are text, not rich markup; no
-    type column; options never cut), and shell completion offered by the root command only."""
-    return typer.Typer(add_completion=False, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
+    type column; options never cut), values named, -h beside --help, and shell completion offered by the root
+    command only."""
+    return CommandApp(add_completion=False, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
 
 
 def fail(error: ScaffoldLocalError | str, code: int | None = None) -> NoReturn:

@@ -45,7 +45,7 @@ from .output import command_app, console, err, print_breakdowns, print_notes
 app = command_app()
 
 
-@app.command()
+@app.command(short_help="score summaries: scaffolds once, every summary judged")
 def score(
     input_path: InputArg,
     model: ModelOpt = None,
@@ -68,8 +68,8 @@ def score(
     default_label: Annotated[Label, typer.Option(help="label of --scaffold-file items given without one")] = Label.main,
     verdict_confidence: ConfidenceOpt = False,
     weighted_verdicts: Annotated[bool, typer.Option(
-        help="count each fact and question by the probability of its verdict (implies --verdict-confidence; "
-             "method versions 3-5; an option to compare with meta-eval, not the default)")] = False,
+        help="count each fact and question by the probability of its verdict instead of 0 or 1 (an option to "
+             "compare with meta-eval, not the default)")] = False,
     ds_scale: DsScaleOpt = 10,
     word_budget: WordBudgetOpt = None,
     chunk_tokens: Annotated[int | None, typer.Option(

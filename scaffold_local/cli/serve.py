@@ -17,7 +17,7 @@ app = command_app()
 SERVED = "qwen2.5-coder-1.5b-vllm-cpu"  # the CPU judge on vLLM's CPU build
 
 
-@app.command()
+@app.command(short_help="start vLLM's OpenAI-compatible server for a judge")
 def serve(
     model: Annotated[str, typer.Option("--model", "-m", help="a vLLM model config (`models` lists them)")] = SERVED,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",

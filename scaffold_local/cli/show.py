@@ -19,14 +19,14 @@ from .output import command_app, console, print_breakdowns
 app = command_app()
 
 
-@app.command()
+@app.command(short_help="print a run's table, or one summary's evidence")
 def show(
     run_dir: Annotated[Path, typer.Argument(help="a run folder (printed by `score`)")],
     summary: Annotated[str | None, typer.Option(
         "--summary", "-s", help="DOC_ID/SYSTEM: item-level evidence for one summary")] = None,
     ds_scale: DsScaleOpt = 10,
     explain: Annotated[bool, typer.Option(
-        "--explain", help="with --summary, for a run whose verdicts were read (method versions 7 and 8): the judge "
+        "--explain", help="with --summary, for a run whose verdicts were read (the default method): the judge "
                           "writes why it decided each counted verdict (starts the run's judge for those not yet in "
                           "the store)")] = False,
     items: Annotated[str | None, typer.Option(

@@ -1,5 +1,5 @@
-"""The judgments of method versions 7 and 8, read not written: one reading per verdict (readings.py), and the records
-they come back as.
+"""The judgments of a method version that reads them (the default; earlier ones in part), read not written: one
+reading per verdict (readings.py), and the records they come back as.
 
 Every yes/no judgment is a prompt that ends where the judge's JSON answer gives its value; its prompt
 is the task's instructions and examples, then the summary (facts, questions, entity attributes) or the

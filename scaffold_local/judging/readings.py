@@ -1,4 +1,5 @@
-"""Verdicts read from the judge's next-token distribution instead of written (method versions 7 and 8).
+"""Verdicts read from the judge's next-token distribution instead of written (the default method, and earlier
+versions that read some of their verdicts).
 
 A reading's prompt ends where the judge's JSON answer would give a value (`{"inferred":`); the engine
 returns the most likely next tokens there and nothing is generated. The answer space is the schema's:

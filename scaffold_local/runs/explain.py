@@ -1,4 +1,4 @@
-"""Justifications on demand (`show --explain`): for a run whose verdicts were read (method versions 7 and 8),
+"""Justifications on demand (`show --explain`): for a run whose verdicts were read (the default method),
 the judge writes why it decided as the metrics counted, for the items a reader opens.
 
 Each explanation is the item's own reading prompt with the verdict the metrics counted written into the
@@ -38,7 +38,7 @@ def explain(run: Run, key: str, items: Sequence[str] = ()) -> list[Explanation]:
     if not run.spec.reads_verdicts:
         raise UsageError(f"{run.dir.name} was scored under method version {run.spec.method_version}, whose judge "
                          "wrote a justification with every verdict: `show --summary` prints them",
-                         hint="--explain is for runs under method versions 7 and 8, which read their verdicts")
+                         hint="--explain is for runs whose method reads its verdicts (the default does)")
     candidate_row = run.candidate(key)
     scaffold = run.scaffold(candidate_row["scaffold_key"] or "")
     if scaffold is None:
