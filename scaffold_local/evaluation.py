@@ -29,7 +29,7 @@ from .analysis.items import item_verdicts
 from .analysis.paired import compare
 from .analysis.rankings import side_by_side, three_digits
 from .analysis.scores import ScoreTable
-from .data.inputs import FieldMap, InputIssue, LoadedInput, most_common_issue
+from .data.inputs import FieldMap, InputIssue, LoadedInput, no_usable_records
 from .data.loading import load_records
 from .errors import InputError, UsageError
 from .judging.config import ModelConfig
@@ -84,7 +84,7 @@ def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Pat
         prepared = pipeline.prepare(loaded, chunk_tokens=chunk_tokens)
         fitted = prepared.loaded
         if prepared.nothing_fits:
-            raise InputError("no usable records in the data" + most_common_issue(fitted.issues))
+            raise InputError(no_usable_records(fitted))
         skipped = [issue for issue in fitted.issues if issue.severity == "error"]
         if skipped:  # shown by a notebook; the rest is scored
             warnings.warn(f"{len(skipped)} record(s) not scored, all in result.issues; the first: {skipped[0]}",

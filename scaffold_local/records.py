@@ -154,7 +154,8 @@ def describe_decision(thresholds: Mapping[str, float], reads_verdicts: bool = Fa
 RUN_FORMAT_VERSION = 2
 RUN_IDENTITY = ("input", "judge_fingerprint", "prompts", "schemas", "scaffold_source", "weighted_verdicts",
                 "decision_threshold", "thresholds")
-RunStatus = Literal["running", "complete", "interrupted", "unknown"]
+# partial: finished, with failed items, summaries not judged or input records skipped (failures.jsonl lists them)
+RunStatus = Literal["running", "complete", "partial", "interrupted", "unknown"]
 
 
 class ScaffoldSource(BaseModel):

@@ -15,6 +15,9 @@ from scaffold_local.analysis.metric_agreement import metric_agreement
 from scaffold_local.analysis.paired import MIN_DOCUMENTS, N_RESAMPLES, compare, paired_t_test
 from scaffold_local.analysis.resolving import resolving_power
 from scaffold_local.analysis.scores import ScoreTable
+from scaffold_local.analysis.standings import standings
+from scaffold_local.method.metrics import MetricMean, SystemScores
+from scaffold_local.method.views import METRICS
 
 NAN = math.nan
 
@@ -216,3 +219,16 @@ def test_drill_down_lists_what_others_keep_first_and_what_everyone_misses():
     drill = drill_down(items, ["A", "B", "C"])
     assert [(m.item.item_id, m.kept_by_others) for m in drill.missed_by_system["A"]] == [("F1", 2), ("F2", 1), ("F3", 0)]
     assert [i.item_id for i in drill.missed_by_all] == ["F3"]  # supporting F4 is not listed
+
+
+def test_no_leader_is_named_while_a_system_has_nothing_scored():
+    def scores(system: str, fps: float | None) -> SystemScores:
+        mean = MetricMean(mean=fps, n=0 if fps is None else 2, excluded=2 if fps is None else 0,
+                          excluded_reasons={"engine_crash": 2} if fps is None else {})
+        return SystemScores(system=system, n_summaries=2, metrics={key: mean for key in METRICS})
+
+    ranked = standings([scores("A", 0.8), scores("B", 0.4), scores("C", None)], documents=2)
+    assert ranked.verdict.startswith("No leader on FPS: C has no FPS value") and "leads" not in ranked.verdict
+    assert ranked.order == ["A", "B", "C"]  # the table still lists every system, the unscored last
+    complete = standings([scores("A", 0.8), scores("B", 0.4)], documents=2)
+    assert complete.verdict.startswith("A leads on FPS (0.800, B next at 0.400)")

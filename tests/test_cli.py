@@ -128,18 +128,31 @@ def test_direct_scores_on_the_papers_0_1_scale(small_input, tmp_path):
     assert runner.invoke(app, [*args, "--ds-scale", "5"]).exit_code == 2
 
 
-def test_run_summary_counts_failures_by_class(tmp_path):
+def test_a_run_with_failures_is_partial_names_them_and_exits_3(tmp_path):
+    """Failures change the status and the exit code: the run is `partial` in its spec and in `show`, lists every
+    failure (document, system, kind, item, class, reason) in failures.jsonl, names the first few on the console and
+    exits 3; --allow-partial exits 0; a rerun sends again only what a passing cause failed."""
     from .helpers import FACTORY, write_jsonl
 
     rows = [{"doc_id": "factory", "document": FACTORY, "system": "bad", "summary": "A factory. [[responder:invalid]]"},
-            {"doc_id": "factory", "document": FACTORY, "system": "down", "summary": "A factory. [[responder:error]]"}]
+            {"doc_id": "factory", "document": FACTORY, "system": "down", "summary": "A factory. [[responder:error]]"},
+            {"doc_id": "factory", "document": FACTORY, "system": "good", "summary": "Alpha Corp opened a factory."}]
     args = ["score", str(write_jsonl(tmp_path / "in.jsonl", rows)), "-m", str(RESPONDER_CONFIG), "--store", str(tmp_path)]
     result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     assert "failed judgments (kept with their raw text, never counted): engine_crash 5, validation 5." in result.output
     assert "Sent again on the next run: engine_crash;" in result.output
-    again = runner.invoke(app, args)
-    assert "judgments: 5 sent, 5 reused" in again.output  # the crashed ones only
+    said = result.output.replace("\n", " ")
+    assert "partial run: 10 failures (status partial); the first: factory/bad: facts: validation" in said
+    run_dir = next((tmp_path / "runs").iterdir())
+    listed = [json.loads(line) for line in (run_dir / "failures.jsonl").read_text().splitlines()]
+    assert {(r["system"], r["kind"], r["failure"]) for r in listed} == {
+        ("bad", kind, "validation") for kind in ("facts", "questions", "entities", "faithfulness", "direct_score")} | {
+        ("down", kind, "engine_crash") for kind in ("facts", "questions", "entities", "faithfulness", "direct_score")}
+    assert json.loads((run_dir / "spec.json").read_text())["status"] == "partial"
+    assert "status: partial" in runner.invoke(app, ["show", str(run_dir)]).output
+    again = runner.invoke(app, [*args, "--allow-partial"])
+    assert again.exit_code == 0 and "judgments: 5 sent, 10 reused" in again.output  # the crashed ones only
 
 
 def test_score_completes_on_japanese_documents(tmp_path):

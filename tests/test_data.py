@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scaffold_local.data.inputs import FieldMap, InputError
+from scaffold_local.data.inputs import FieldMap, InputError, no_usable_records
 from scaffold_local.data.loading import load_input
 
 from .helpers import FACTORY, LIBRARY, write_jsonl
@@ -93,7 +93,35 @@ def test_bad_records_are_named_and_the_rest_loads(tmp_path: Path):
     assert "not valid UTF-8 (byte 0xe9" in issues[6].message
     assert "not valid JSON" in issues[7].message
     assert issues[8].field == "summary" and "is not text (got int" in issues[8].message
-    assert str(issues[4]).startswith("error: record 4, field 'system':")
+    assert str(issues[4]).startswith("error: record 4, field 'system':") and str(issues[4]).endswith("[document 'f']")
+
+
+def test_a_missing_summary_names_the_document_and_system_the_record_has(tmp_path: Path):
+    rows = [{"doc_id": "f", "document": FACTORY, "system": "a", "summary": "Fine."},
+            {"doc_id": "f", "document": FACTORY, "system": "b", "sumary": "Misspelt."}]
+    issue = load_input(write_jsonl(tmp_path / "in.jsonl", rows)).issues[0]
+    assert (issue.record, issue.field, issue.doc_id, issue.system) == (2, "summary", "f", "b")
+    assert "did you mean 'sumary'?" in str(issue) and str(issue).endswith("[document 'f', system 'b']")
+
+
+def test_a_csv_file_named_jsonl_is_called_csv_once(tmp_path: Path):
+    path = tmp_path / "in.jsonl"
+    path.write_text("doc_id,document,summary,system\nf,The factory opened.,It opened.,a\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"looks like CSV, not JSON Lines .*'doc_id,document,summary,system'"):
+        load_input(path)
+    # A bad line after valid JSON stays one bad record, whatever it looks like.
+    later = tmp_path / "later.jsonl"
+    later.write_text(json.dumps({"document": FACTORY, "summary": "x.", "system": "a"}) + "\na,b,c\n", encoding="utf-8")
+    assert "not valid JSON" in load_input(later).issues[0].message
+
+
+def test_an_empty_input_says_it_is_empty(tmp_path: Path):
+    (tmp_path / "empty.jsonl").write_text("\n\n", encoding="utf-8")
+    loaded = load_input(tmp_path / "empty.jsonl")
+    assert no_usable_records(loaded) == f"the input ({tmp_path / 'empty.jsonl'}) holds no records: it is empty or only blank lines"
+    bad = load_input(write_jsonl(tmp_path / "bad.jsonl", [{"document": FACTORY, "summary": "x."}]))
+    assert no_usable_records(bad).startswith(f"no usable records in the input ({tmp_path / 'bad.jsonl'}); most common: "
+                                             "field 'system': missing field")
 
 
 def test_non_utf8_csv_field_is_named(tmp_path: Path):

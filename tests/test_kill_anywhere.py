@@ -71,7 +71,7 @@ def score(input_path: Path, store: Path, log: Path, kill_at: str | None = None, 
     env.pop("SCAFFOLD_LOCAL_KILL_AT", None)
     if kill_at:
         env["SCAFFOLD_LOCAL_KILL_AT"] = kill_at
-    command = [sys.executable, "-m", "scaffold_local.cli", "score", str(input_path), "-m", model, "--store", str(store),
+    command = [sys.executable, "-m", "scaffold_local.cli", "score", str(input_path), "-m", model, "--store", str(store), "--allow-partial",
                *(["--batch-requests", str(batch)] if batch else [])]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
 

@@ -3,7 +3,7 @@ method version 1's rules, kept for reproducing earlier runs; content words in an
 
 import pytest
 
-from scaffold_local.method.text import content_words, overlap, split_sentences
+from scaffold_local.method.text import content_words, counted, overlap, split_sentences
 
 # Each case splits as a reader would; the ones pysbd alone gets wrong are marked.
 CASES = [
@@ -65,3 +65,9 @@ def test_content_words_in_any_script_and_unchanged_on_ascii():
     assert content_words("Москва открыла новую библиотеку") == {"москва", "открыла", "новую", "библиотеку"}
     assert content_words("東京都は図書館を開いた。") == {"東", "京", "都", "図", "書", "館", "開"}
     assert overlap("東京都は新しい図書館を開いた。", "東京都は月曜日に新しい図書館を開いた。") == 1.0
+
+
+def test_counts_take_the_noun_in_the_right_number():
+    assert [counted(n, "document") for n in (0, 1, 2, 1500)] == ["0 documents", "1 document", "2 documents",
+                                                                  "1,500 documents"]
+    assert counted(1, "summary", "summaries") == "1 summary" and counted(3, "summary", "summaries") == "3 summaries"

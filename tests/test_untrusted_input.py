@@ -85,7 +85,8 @@ def test_path_like_doc_ids_and_system_names_are_scored_and_written_only_inside_t
     scaffold_file = work / "scaffolds.jsonl"
     scaffold_file.write_text(json.dumps({"doc_id": "/etc/../../..", "facts": ["The library lends bicycles."]}) + "\n")
     base = ["score", str(source), "-m", str(RESPONDER_CONFIG), "--store", str(store)]
-    for args in (base, [*base, "--scaffold-file", str(scaffold_file), "--run-name", "given"]):
+    # the scaffold file gives one document's scaffold only: the other's summaries are not judged (partial, allowed)
+    for args in (base, [*base, "--scaffold-file", str(scaffold_file), "--run-name", "given", "--allow-partial"]):
         result = runner.invoke(app, args)
         assert result.exit_code == 0, result.output
 

@@ -1,6 +1,6 @@
 """Agreement between metrics over summaries (the paper's Figure 3): Spearman and Pearson
 correlation matrices, and the leader under each metric, flagged when metrics crown different
-leaders (the paper's failure mode F2)."""
+leaders (the paper's failure mode F2); a diagnostic (Supp FC) crowns no one."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 from scipy import stats
 
 from .paired import MetricComparison
+from .roles import DIAGNOSTICS
 from .scores import ScoreTable
 
 
@@ -37,7 +38,7 @@ def metric_agreement(table: ScoreTable, comparisons: dict[str, MetricComparison]
     flat = {m: table.values[m].ravel() for m in metrics}
     spearman = [[_correlation(flat[a], flat[b], stats.spearmanr) for b in metrics] for a in metrics]
     pearson = [[_correlation(flat[a], flat[b], stats.pearsonr) for b in metrics] for a in metrics]
-    leaders = {m: comparisons[m].leaders for m in metrics if len(comparisons[m].means) > 1}
+    leaders = {m: comparisons[m].leaders for m in metrics if len(comparisons[m].means) > 1 and m not in DIAGNOSTICS}
     # Split: the metrics crown different leaders, a tie counting for each system in it.
     common = set.intersection(*(set(systems) for systems in leaders.values())) if leaders else set()
     return MetricAgreement(metrics, spearman, pearson, leaders, bool(leaders) and not common)

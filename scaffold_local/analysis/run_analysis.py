@@ -81,14 +81,19 @@ def _reruns_of_one_judge(runs: list[Run]) -> bool:
     return one_config and len({r.spec.judge.get("seed") for r in runs}) == len(runs)
 
 
+def _scored(run: Run) -> frozenset[tuple[str, str, str]]:
+    """What a run scored, whatever file held it (JSONL, CSV, Parquet): its (document id, system, summary) triples."""
+    return frozenset((c["doc_id"], c["system"], c["summary"]) for c in run.candidates)
+
+
 def analyze_runs(runs: list[Run], seed: int = 0, word_budget: int | None = None) -> MultiRunAnalysis:
     analyses = [analyze(run, seed, word_budget) for run in runs]
     out = MultiRunAnalysis(analyses, seed=seed)
     if len(runs) < 2:
         return out
-    inputs = {r.spec.input.get("fingerprint") for r in runs}
-    if len(inputs) > 1:
-        out.notes.append("the runs score different inputs: judge comparison needs runs over the same input")
+    if len({r.spec.input.get("fingerprint") for r in runs}) > 1 and len({_scored(r) for r in runs}) > 1:
+        out.notes.append("the runs score different summaries (their (document, system, summary) triples differ): "
+                         "judge comparison needs runs over the same summaries")
         return out
     comparisons = [a.comparisons for a in analyses]
     if _reruns_of_one_judge(runs):

@@ -8,12 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..method.metrics import METRICS, SystemScores
+from ..method.text import counted
 from ..runs.run import Run
 from .paired import MIN_DOCUMENTS, SAME, MetricComparison
+from .roles import DIAGNOSTICS, GOALS
 
 HEADLINE = "fps"  # the method's headline: how much of what matters most (main facts, weighted) a summary keeps
 
-# What each metric says, for a reader who has not read the method (every metric: higher is better).
+# What each metric says, for a reader who has not read the method.
 MEANINGS = {
     "fps": "Main FC x (1 - Supp FC): keeps the main facts and compresses the supporting ones",
     "qps": "the same for key questions: main ones answered, supporting ones left out",
@@ -21,14 +23,15 @@ MEANINGS = {
     "f": "summary sentences the source supports (faithfulness)",
     "fc": "facts kept, main and supporting (completeness)",
     "main_fc": "main facts kept",
-    "supp_fc": "supporting facts kept (FPS counts them against a summary)",
+    "supp_fc": "supporting facts kept: a diagnostic, neither higher nor lower is better (FPS counts them against a summary)",
     "fact_focus": "summary sentences that carry a kept main or supporting fact (factual precision)",
     "qc": "key questions answered, main and supporting",
     "ds_faithfulness": "the judge's holistic 1-10 grade, seeing only the source",
     "ds_completeness": "the judge's holistic 1-10 grade",
     "ds_understandability": "the judge's holistic 1-10 grade",
     "ds_hallucination": "the judge's holistic 1-10 grade; 10: nothing invented",
-    "ds": "the mean of the four holistic grades: the baseline that saturates",
+    "ds": ("the direct score: the judge asked outright for a 1-10 grade of the summary on four axes, their mean "
+           "(G-Eval's way); the baseline the other metrics exist to beat, since it gives nearly every summary 9-10"),
     "rouge_l": "word overlap with the reference summaries (only where given)",
 }
 
@@ -46,11 +49,10 @@ class Standings:
         return {system: [m for m, leaders in self.best.items() if system in leaders] for system in self.order}
 
     def where_best(self) -> str:
-        """One sentence: which system is best on what (ties marked; the direct score by its mean, not per
-        axis), systems best on nothing left out."""
+        """One sentence: which system is best on which goal metric (ties marked), systems best on none left out."""
         parts = []
         for system, metrics in self.best_on().items():
-            metrics = [m for m in metrics if not m.startswith("ds_")]
+            metrics = [m for m in metrics if m in GOALS]
             if metrics:
                 names = [METRICS[m] + (" (tie)" if len(self.best[m]) > 1 else "") for m in metrics]
                 parts.append(f"{system} on {', '.join(names)}")
@@ -66,7 +68,7 @@ def _pair(comparison: MetricComparison | None, a: str, b: str) -> str:
     pair = next((p for p in (comparison.pairs if comparison else ()) if {p.a, p.b} == {a, b}), None)
     if pair is None or pair.not_assessed:
         documents = pair.documents if pair else 0
-        return (f"not assessed: {documents} documents, and a difference needs at least {MIN_DOCUMENTS} "
+        return (f"not assessed: {counted(documents, 'document')}, and a difference needs at least {MIN_DOCUMENTS} "
                 "to be tested")
     if pair.separated:
         return f"a significant difference (Holm-adjusted p {pair.p_holm:.3f} over {pair.documents} documents)"
@@ -82,7 +84,7 @@ def standings(systems: Sequence[SystemScores], metric: str = HEADLINE, *, docume
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; one of {', '.join(METRICS)}")
     best = {}
-    for key in METRICS:
+    for key in (m for m in METRICS if m not in DIAGNOSTICS):
         means = _means(systems, key)
         if means:
             top = max(means.values())
@@ -90,8 +92,13 @@ def standings(systems: Sequence[SystemScores], metric: str = HEADLINE, *, docume
     ranked = _means(systems, metric)
     order = sorted(ranked, key=lambda s: (-ranked[s], s)) + sorted(s.system for s in systems if s.system not in ranked)
     name = METRICS[metric]
+    unscored = [s.system for s in systems if s.system not in ranked]
     if not ranked:
         verdict = f"No system has a {name} value"
+    elif unscored:  # crowning a leader among the rest would rank systems that were never compared
+        verdict = (f"No leader on {name}: {', '.join(unscored)} {'has' if len(unscored) == 1 else 'have'} no "
+                   f"{name} value (nothing of {'it' if len(unscored) == 1 else 'theirs'} was scored; the run's "
+                   "failures say why)")
     elif len(best[metric]) > 1:
         verdict = f"{' and '.join(best[metric])} tie on {name} ({ranked[best[metric][0]]:.3f})"
     elif len(order) == 1 or order[1] not in ranked:
@@ -104,7 +111,7 @@ def standings(systems: Sequence[SystemScores], metric: str = HEADLINE, *, docume
 
 
 def _caveat(documents: int, main_facts: Mapping[str, int] | None, judge_check: str | None) -> str:
-    caveat = f"{documents} document{'s' if documents != 1 else ''}"
+    caveat = counted(documents, "document")
     if main_facts is not None:
         fewest = min((n for n in main_facts.values() if n), default=0)
         caveat += (f"; FPS and Main FC rest on {sum(main_facts.values())} main facts, as few as {fewest} in one "

@@ -104,9 +104,9 @@ app = typer.Typer(
 
 def _print_version(asked: bool) -> None:
     if asked:
-        from .. import __version__
+        from importlib.metadata import version  # the installed distribution's, as `pip show` says
 
-        typer.echo(f"scaffold-local {__version__}")
+        typer.echo(f"scaffold-local {version('scaffold-local')}")
         raise typer.Exit()
 
 

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from ..data.inputs import FieldMap, LoadedInput, missing_from_every_record, most_common_issue
+from ..data.inputs import FieldMap, LoadedInput, missing_from_every_record, no_usable_records
 from ..data.loading import load_input
 from ..errors import UsageError
 from ..judging.config import DEFAULT_MODEL, ModelConfig
@@ -71,7 +71,7 @@ def read_input(input_path: Path, document_field: str, summary_field: str, system
         fail(missing)
     print_issues(loaded.issues)
     if not loaded.candidates:
-        fail("no usable records in the input" + most_common_issue(loaded.issues), 2)
+        fail(no_usable_records(loaded), 2)
     return loaded
 
 

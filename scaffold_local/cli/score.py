@@ -9,13 +9,16 @@ import typer
 from rich.markup import escape
 
 from .. import runs
+from ..data.inputs import LoadedInput
 from ..data.store import check_run_name
 from ..judge_check.checking import first_use
 from ..judging.config import ModelConfig
 from ..records import RETRYABLE_FAILURES
 from ..report import rankings_table, results
+from ..runs.failures import SHOWN
+from ..runs.failures import describe as describe_failure
 from ..runs.holistic_pairs import Pairing, cost
-from ..runs.pipeline import RunOutcome
+from ..runs.pipeline import Pipeline, RunOutcome
 from ..runs.sources import source_from_options
 from .options import (
     DEFAULT_STORE,
@@ -43,6 +46,8 @@ from .options import (
 from .output import command_app, console, err, print_breakdowns, print_notes
 
 app = command_app()
+PARTIAL = 3  # the run finished, but something in it failed or was skipped (--allow-partial: 0); docs: Reading runs
+INTERRUPTED = 130  # Ctrl-C: what was judged is stored
 
 
 @app.command(short_help="score summaries: scaffolds once, every summary judged")
@@ -80,6 +85,8 @@ def score(
         "against every other (cheaper); ranked beside the metrics"))] = None,
     as_json: Annotated[bool, typer.Option("--json", help=(
         "the per-system table as JSON on stdout (the fields of the run folder's systems.json), for scripts"))] = False,
+    allow_partial: Annotated[bool, typer.Option(help=(
+        "exit 0 when the run is partial (some items failed, summaries were not judged or records skipped)"))] = False,
 ) -> None:
     """Extract scaffolds (once per document), align every summary, compute every metric.
 
@@ -99,12 +106,33 @@ def score(
     pairing = None if pairwise is None else Pairing.parse(pairwise, loaded.systems)
     afresh = [f"to extract them afresh: scaffold-local score {input_path}"] if pipeline.source.extracted_by else []
     print_notes([*prepared.notes, *afresh, *([cost(pipeline.judge, loaded, pairing)] if pairing else [])])
+    outcome = scored(pipeline, loaded, run_name, word_budget, pairing, store)
+    print_outcome(outcome, ds_scale, as_json)
+    if outcome.status == "partial":
+        say_partial(outcome, allow_partial)
+
+
+def scored(pipeline: Pipeline, loaded: LoadedInput, run_name: str | None, word_budget: int | None,
+           pairing: Pairing | None, store: Path) -> RunOutcome:
+    """The run, the engine closed whatever happens; Ctrl-C says what is kept and how to go on (exit 130)."""
     try:
-        outcome = pipeline.score(loaded, run_name, word_budget=word_budget, pairing=pairing)
+        return pipeline.score(loaded, run_name, word_budget=word_budget, pairing=pairing)
+    except KeyboardInterrupt:
+        err.print(f"interrupted: every judgment finished so far is stored in {store}; run the same command again to "
+                  "resume (nothing stored is sent again)", highlight=False)
+        raise typer.Exit(INTERRUPTED) from None
     finally:
         pipeline.close()
 
-    print_outcome(outcome, ds_scale, as_json)
+
+def say_partial(outcome: RunOutcome, allow_partial: bool) -> None:
+    """A partial run: its first failures named, where the rest are, and (unless allowed) exit PARTIAL."""
+    rows = outcome.failure_rows
+    err.print(f"[yellow]partial run: {len(rows)} failure{'s' if len(rows) != 1 else ''} (status partial); the first: "
+              + "; ".join(escape(describe_failure(r)) for r in rows[:SHOWN])
+              + f". Every one: {escape(str(outcome.run_dir / 'failures.jsonl'))}[/yellow]", highlight=False)
+    if not allow_partial:
+        raise typer.Exit(PARTIAL)
 
 
 def suggest_the_judge_check(store: Path, config: ModelConfig, model: str | None) -> None:

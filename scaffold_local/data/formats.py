@@ -43,11 +43,21 @@ class _RepeatedKey(ValueError):
     pass
 
 
+def _looks_like_csv_header(line: str) -> bool:
+    """A first line of comma- or tab-separated names: a CSV file saved under .jsonl gives one error per
+    line otherwise."""
+    stripped = line.strip()
+    cells = next(csv.reader([stripped], dialect="excel-tab" if "\t" in stripped else "excel"), [])
+    return (not stripped.startswith(("{", "[", '"{')) and len(cells) >= 2
+            and all(cell.strip() and len(cell) <= 64 for cell in cells))
+
+
 def _jsonl_records(path: Path) -> Iterator[RawRecord]:
     # Decode line by line: one line in another encoding is one bad record, not a failed file.
     with path.open("rb") as handle:
         _check_encoding(path, handle.read(4))
         handle.seek(0)
+        seen_json = False  # a CSV header is told apart only before the first JSON line
         for number, raw in enumerate(handle, 1):
             if number == 1:
                 raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark (Windows editors write one)
@@ -65,6 +75,10 @@ def _jsonl_records(path: Path) -> Iterator[RawRecord]:
                 yield number, None, f"line {number} has the key {exc.args[0]!r} twice (which value is meant?)", None
                 continue
             except json.JSONDecodeError as exc:
+                if not seen_json and _looks_like_csv_header(line):
+                    raise InputError(f"{path} looks like CSV, not JSON Lines (its first line is "
+                                     f"{line.strip()[:80]!r}): rename it to .csv, or write one JSON object per "
+                                     "line") from None
                 yield number, None, f"line {number} is not valid JSON: {exc.msg} (column {exc.colno})", None
                 continue
             except ValueError as exc:  # e.g. an integer longer than Python converts (4300 digits)
@@ -73,6 +87,7 @@ def _jsonl_records(path: Path) -> Iterator[RawRecord]:
             except RecursionError:
                 yield number, None, f"line {number} is not valid JSON: nested too deeply", None
                 continue
+            seen_json = True
             if not isinstance(value, dict):
                 yield number, None, f"line {number} is a JSON {type(value).__name__}, expected an object", None
                 continue

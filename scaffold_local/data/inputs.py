@@ -149,6 +149,13 @@ def missing_from_every_record(loaded: LoadedInput) -> InputError | None:
                       f"has: {has})", hint=f"map the field that holds it with {option} NAME")
 
 
+def no_usable_records(loaded: LoadedInput) -> str:
+    """Why nothing of an input can be scored, in a sentence."""
+    if not loaded.issues:
+        return f"the input ({loaded.source}) holds no records: it is empty or only blank lines"
+    return f"no usable records in the input ({loaded.source})" + most_common_issue(loaded.issues)
+
+
 def most_common_issue(issues: list[InputIssue]) -> str:
     """The most frequent problem, by field and message (a renamed column fails every record alike)."""
     if not issues:

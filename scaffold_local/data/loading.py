@@ -88,6 +88,7 @@ class RecordReader:
         fields = self.fields
         for role, name in (("document", fields.document), ("summary", fields.summary), ("system", fields.system)):
             if record.get(name) is None:
+                self._name_what_is_known(record)
                 raise _Rejected(name, _missing(record, role, name))
         system = _identifier(record, fields.system)
         self.known["system"] = system or None
@@ -116,6 +117,13 @@ class RecordReader:
         self.loaded.documents.setdefault(doc_id, first or Document(doc_id=doc_id, text=document, sha256=sha))
         self.first_record_of[candidate.key] = number
         return candidate
+
+    def _name_what_is_known(self, record: dict[str, Any]) -> None:
+        """The document and system of a record that is skipped, where it gives them, so its error names them."""
+        for key, name in (("doc_id", self.fields.doc_id), ("system", self.fields.system)):
+            value = record.get(name) if name else None
+            if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+                self.known[key] = str(value).strip()
 
     def _check_document(self, document: str) -> None:
         name = self.fields.document

@@ -188,3 +188,8 @@ def overlap(part: str, whole: str) -> float:
     """The share of `part`'s content words that occur in `whole`."""
     words = content_words(part)
     return len(words & content_words(whole)) / len(words) if words else 0.0
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number: "1 document", "3 documents", "1 summary", "2 summaries"."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"

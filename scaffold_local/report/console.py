@@ -18,8 +18,15 @@ from ..analysis.counted import NEAR_THRESHOLD, CountedItem, SummaryEvidence, sum
 from ..analysis.groups import GroupedVsIndividual, MemberCoverage
 from ..analysis.paired import MetricComparison, compare
 from ..analysis.rankings import GROUNDED, HOLISTIC, RankingRow
+from ..analysis.roles import DIRECTIONS
 from ..analysis.scores import ScoreTable
-from ..analysis.standings import HEADLINE, MEANINGS, Standings, main_facts_by_document, standings
+from ..analysis.standings import (
+    HEADLINE,
+    MEANINGS,
+    Standings,
+    main_facts_by_document,
+    standings,
+)
 from ..judge_check.checking import describe_saved
 from ..method.language import name as language_name
 from ..method.metrics import METRICS, SystemScores
@@ -59,8 +66,8 @@ def systems_table(systems: Sequence[SystemScores], title: str = "Per-system mean
     caption = ("mean over all summaries where a metric is defined; (k excl.): summaries left out, the reasons "
                "in systems.csv; paired mean: over the documents every system has a value for, as `report` compares")
     if ranked is not None:
-        caption = (f"systems by {METRICS[ranked.metric]}, best first; *: a metric's best value (ties: each); every "
-                   "metric: higher is better; what each means: --explain-metrics; " + caption)
+        caption = (f"systems by {METRICS[ranked.metric]}, best first; *: a metric's best value (ties: each); "
+                   f"{DIRECTIONS}; what each means: --explain-metrics; " + caption)
         systems = sorted(systems, key=lambda s: ranked.order.index(s.system))
     table = Table(title=title, title_justify="left", min_width=len(title), caption=caption, caption_justify="left")
     table.add_column("metric", style="bold")
@@ -82,8 +89,8 @@ def systems_table(systems: Sequence[SystemScores], title: str = "Per-system mean
 
 
 def metric_glossary(ds_scale: int = 10) -> Table:
-    """What each metric means (every one: higher is better)."""
-    table = Table(title="What the metrics mean (every one: higher is better)", title_justify="left")
+    """What each metric means, and which way is better."""
+    table = Table(title=f"What the metrics mean ({DIRECTIONS})", title_justify="left")
     table.add_column("metric", style="bold")
     table.add_column("meaning")
     for key, meaning in MEANINGS.items():

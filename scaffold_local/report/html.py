@@ -11,6 +11,7 @@ from typing import Any
 import jinja2
 
 from ..analysis.paired import MIN_DOCUMENTS
+from ..analysis.roles import DIAGNOSTICS, DIRECTIONS
 from ..analysis.run_analysis import MultiRunAnalysis, RunAnalysis
 from ..analysis.standings import HEADLINE, MEANINGS
 from . import plots
@@ -48,7 +49,7 @@ def _run_view(analysis: RunAnalysis) -> dict[str, Any]:
         "any_left_out": any(c.left_out for c in comparisons),
         "assessed": [p for p in pairs if not p.not_assessed],
         "not_assessed": sorted({p.not_assessed for p in pairs if p.not_assessed}),
-        "plots": {"means": plots.system_means(analysis), "spread": plots.spread(analysis),
+        "plots": {"means": plots.system_means(analysis, ranked.order), "spread": plots.spread(analysis),
                   "heatmap": plots.correlation_heatmap(analysis), "length": plots.length_scatter(analysis)},
     }
 
@@ -66,6 +67,8 @@ def render_page(multi: MultiRunAnalysis) -> str:
         consistency=multi.consistency,
         notes=multi.notes,
         min_documents=MIN_DOCUMENTS,
+        directions=DIRECTIONS,
+        diagnostics=DIAGNOSTICS,
         two_digits=lambda value: _fmt(value, 2),
         seed=multi.seed,
         generated=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

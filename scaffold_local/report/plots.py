@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import base64
 import io
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..analysis.judges import JudgeComparison
+from ..analysis.paired import MIN_DOCUMENTS
 from ..analysis.run_analysis import RunAnalysis
 from ..analysis.scores import CEILING, FLOOR
 from .tables import metric_name
@@ -36,8 +38,9 @@ def _data_uri(figure: Any) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue().encode()).decode()
 
 
-def system_means(analysis: RunAnalysis) -> str | None:
-    """Per-system paired means with bootstrap 95% intervals, one panel per metric."""
+def system_means(analysis: RunAnalysis, order: Sequence[str]) -> str | None:
+    """Per-system paired means, one panel per metric, systems in `order` (the table's) top to bottom; bootstrap 95%
+    intervals where a metric has enough documents to tell systems apart."""
     metrics = [m for m in PLOTTED if analysis.comparisons[m].means]
     if not metrics:
         return None
@@ -46,12 +49,14 @@ def system_means(analysis: RunAnalysis) -> str | None:
     figure = _figure(11, 1.0 + 0.35 * len(analysis.table.systems) * rows + 0.6 * rows)
     axes = figure.subplots(rows, columns, sharey=True, squeeze=False).ravel()
     for axis, metric in zip(axes, metrics):
-        means = analysis.comparisons[metric].means
+        comparison = analysis.comparisons[metric]
+        means = sorted(comparison.means, key=lambda m: order.index(m.system) if m.system in order else len(order))
         y = np.arange(len(means))
         centre = [m.mean for m in means]
         low = [m.mean - (m.low if m.low is not None else m.mean) for m in means]
         high = [(m.high if m.high is not None else m.mean) - m.mean for m in means]
-        axis.errorbar(centre, y, xerr=[low, high], fmt="o", color="#1f5f99", ecolor="#7fa7cc", capsize=3)
+        intervals = [low, high] if len(comparison.documents) >= MIN_DOCUMENTS else None
+        axis.errorbar(centre, y, xerr=intervals, fmt="o", color="#1f5f99", ecolor="#7fa7cc", capsize=3)
         axis.set_yticks(y, [m.system for m in means])
         axis.set_xlim(FLOOR[metric] - 0.02 * CEILING[metric], CEILING[metric] * 1.02)
         axis.set_title(f"{metric_name(metric)} (paired mean, {len(analysis.comparisons[metric].documents)} docs)")

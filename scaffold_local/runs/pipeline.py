@@ -38,11 +38,13 @@ from ..method.holistic_pairwise import TASK as PAIR_TASK
 from ..method.metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
 from ..method.scaffold import Scaffold
 from ..method.schemas import json_schema, schema_sha256
+from ..method.text import counted
 from ..method.versions import method_version
 from ..method.views import direct_score, labelling
 from ..provenance import package_versions, platform_info
-from ..records import Record, RunSpec, RunUsage, ScaffoldSource, describe_decision, usage_stats
+from ..records import Record, RunSpec, RunStatus, RunUsage, ScaffoldSource, describe_decision, usage_stats
 from .extracting import extract_scaffolds
+from .failures import failure_rows
 from .holistic_pairs import HolisticPair, Pairing, plan_pairs, write_pairs
 from .merged_scaffolds import add_groups, merge_chunks
 from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
@@ -68,10 +70,10 @@ def prepare_for(judge: Judge, scaffolds: str, loaded: LoadedInput, extracting: b
     """`Pipeline.prepare` for one judge (`scaffolds`: where the run's scaffolds come from, in words)."""
     fit = fit_context(judge, loaded, extraction=extracting, chunk_tokens=chunk_tokens)
     fitted, config, method = fit.loaded, judge.config, judge.method
-    groups = f" in {len(fitted.groups)} groups" if fitted.groups else ""
-    documents = len(fitted.documents)
-    summary = (f"{documents} document{'' if documents == 1 else 's'}{groups}, {len(fitted.candidates)} summaries "
-               f"from {len(fitted.systems)} systems; judge: {config.name} ({config.backend}); method version "
+    groups = f" in {counted(len(fitted.groups), 'group')}" if fitted.groups else ""
+    summary = (f"{counted(len(fitted.documents), 'document')}{groups}, "
+               f"{counted(len(fitted.candidates), 'summary', 'summaries')} from {counted(len(fitted.systems), 'system')}; "
+               f"judge: {config.name} ({config.backend}); method version "
                f"{method.number}; {describe_decision(judge.thresholds, method.reads_verdicts)}; scaffolds: {scaffolds}")
     notes = []
     if config.thresholds and not judge.thresholds:
@@ -101,6 +103,8 @@ class RunOutcome:
     scaffolds_extracted: bool = True  # by the run's own judge (else read from a file, a judge's store or a run)
     engine_log: str | None = None  # where the engine's own messages went, where it started
     holistic_pairs: list[HolisticPair] = field(default_factory=list)  # the holistic pairwise baseline, where asked
+    status: RunStatus = "complete"  # partial where anything failed or was skipped: `failure_rows` says what
+    failure_rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Pipeline:
@@ -185,7 +189,7 @@ class Pipeline:
         except BaseException:  # a crash, Ctrl-C or a kill the process sees: the run says so
             run.set_status(run.read_spec(), "interrupted")
             raise
-        run.set_status(spec, "complete")
+        run.set_status(spec, outcome.status)
         return outcome
 
     def _score(self, loaded: LoadedInput, run: RunFolder, spec: RunSpec, resumed: bool,
@@ -225,13 +229,15 @@ class Pipeline:
         systems = system_means(summaries)
         used = [records[p.cache_key] for p in planned if p.cache_key in records]
         stages = {"extraction": usage_stats(scaffolds.records), "judgments": usage_stats(used)}
-        for stage, counted in retries.items():  # attempts the backend sent again, by class; a resumed run adds to them
-            stages[stage].retries = dict(sorted((counted + run.previous_retries(stage)).items()))
+        for stage, resent in retries.items():  # attempts the backend sent again, by class; a resumed run adds to them
+            stages[stage].retries = dict(sorted((resent + run.previous_retries(stage)).items()))
         # engine time of this run folder's invocations (a resumed run adds to it)
         usage = RunUsage(**stages, engine_seconds=round(self.dispatch.engine_seconds + run.previous_engine_seconds(), 3))
         members = [row for _, rows in scored for row in rows] if loaded.groups else None
         judged = candidate_rows(self.judge, candidates, scaffolds, failed, loaded.groups)
         run.write_results(usage, summaries, systems, judged, members, used)
+        failures = failure_rows(used, failed, [*loaded.issues, *scaffolds.issues])
+        run.write_failures(failures)
         outcome = RunOutcome(
             run_dir=run.dir, resumed=resumed, summaries=summaries, systems=systems,
             requests_sent=len(sent), requests_reused=len(planned) - len(sent),
@@ -241,6 +247,7 @@ class Pipeline:
             scaffolds_extracted=self.source.kind == "extracted",
             engine_log=(self.dispatch.engine_description or {}).get("log"),
             holistic_pairs=write_pairs(run, self.judge, pairing, pairs, records) if pairing else [],
+            status="partial" if failures else "complete", failure_rows=failures,
         )
         return outcome, spec
 

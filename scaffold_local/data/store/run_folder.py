@@ -126,6 +126,9 @@ class RunFolder:
     def write_input_issues(self, issues: Iterable[BaseModel]) -> None:
         self._write_jsonl("input_issues.jsonl", issues)
 
+    def write_failures(self, rows: Iterable[dict[str, Any]]) -> None:
+        self._write_jsonl("failures.jsonl", rows)
+
     def write_requests(self, rows: Iterable[dict[str, Any]]) -> None:
         self._write_jsonl("requests.jsonl", rows)
 
