@@ -39,9 +39,15 @@ def _share(items, labels=("main point", "supporting detail")):
 def test_every_shown_verdict_is_the_one_the_metrics_counted(tmp_path, small_input, version, threshold):
     run = _run_with_threshold(tmp_path, small_input, version, threshold)
     scores = {(s.doc_id, s.system): s.values for s in run.summaries}
-    overruled = 0
+    overruled = written_overruled = 0
     for candidate in run.candidates:
         evidence = summary_evidence(run, candidate)
+        said = [(i.id.split(".")[0], i.justification) for i in evidence.items if i.view == "entities" and i.justification]
+        assert len(said) == len(set(said))  # an entity's one justification is shown once, not on every attribute
+        for item in evidence.items:  # a missed item cites no sentence: what the judge wrote is said, P decides
+            if item.status == "missed" and item.threshold is not None:
+                assert not item.cited
+                written_overruled += item.justification.startswith("the judge's written answer cited sentence")
         values = scores[candidate["doc_id"], candidate["system"]]
         by_view = {view: [i for i in evidence.items if i.view == view] for view in ("facts", "questions", "entities")}
         assert values["fc"] == pytest.approx(_share(by_view["facts"]))
@@ -57,6 +63,7 @@ def test_every_shown_verdict_is_the_one_the_metrics_counted(tmp_path, small_inpu
                 assert kept == (p >= threshold)  # the threshold decides, not the judge's word
                 overruled += (p >= 0.5) != (p >= threshold)
     assert overruled > 0  # the threshold changed some verdicts, so a drill-down showing the judge's word would fail
+    assert (written_overruled > 0) == (version == 5)  # version 7 reads its verdicts: nothing written to overrule
 
     # The report's item table counts the same way.
     shown = {(i.doc_id, i.view, i.item_id): i.kept for i in item_verdicts(run)}

@@ -13,6 +13,7 @@ from ..method.views import direct_score
 from ..method.views import sentences as sentence_check
 from ..records import Record
 from ..runs.run import Run
+from .judge_text import shown
 
 # A P(kept) this close to the threshold is a coin toss for this judge: flagged wherever it is shown.
 NEAR_THRESHOLD = 0.05
@@ -88,6 +89,7 @@ def summary_evidence(run: Run, candidate: Mapping[str, Any]) -> SummaryEvidence:
         verdicts = run.verdicts(spec.name, record)
         threshold = None if run.spec.weighted_verdicts else judge.thresholds.get(spec.name)
         expected = {i.id: getattr(i, "expected_answer", None) for i in items}
+        told: set[str] = set()  # entities whose one justification is already shown (on their first attribute)
         for item in spec.judged(items):
             counted = item.label in spec.counted_labels
             status: Status
@@ -98,19 +100,28 @@ def summary_evidence(run: Run, candidate: Mapping[str, Any]) -> SummaryEvidence:
             else:  # an item without a verdict of its own is missed (an entity's verdict lists only kept attributes)
                 status = "kept" if verdicts.kept.get(item.id, 0) >= 0.5 else "missed"
             p = (record.confidence or {}).get(item.id)
+            text = f"{item.owner}: {item.text}" if item.owner else item.text
+            cited = tuple(verdicts.cited.get(item.id, ()))
+            written = verdicts.justification.get(item.id)
+            if written is None and (owner := item.id.split(".")[0]) != item.id and owner not in told:
+                written = verdicts.justification.get(owner)  # the entity's, shown once
+                told.add(owner)
+            justification = shown(written or "", f"{text} {' '.join(evidence.sentences)}")
+            item_threshold = threshold if p is not None else None
+            if status == "missed" and cited and item_threshold is not None:  # the written answer said kept
+                justification = (f"the judge's written answer cited sentence {', '.join(map(str, cited))} as keeping "
+                                 f"it; P(kept) {p:.3f} is below the threshold {item_threshold:.3f}, which decides")
+                cited = ()
             evidence.items.append(CountedItem(
-                view=spec.name, id=item.id, label=item.label,
-                text=f"{item.owner}: {item.text}" if item.owner else item.text, status=status, p=p,
-                threshold=threshold if p is not None else None, cited=tuple(verdicts.cited.get(item.id, ())),
-                justification=verdicts.failure(item.id) or verdicts.justification.get(item.id)
-                or verdicts.justification.get(item.id.split(".")[0], ""),
+                view=spec.name, id=item.id, label=item.label, text=text, status=status, p=p,
+                threshold=item_threshold, cited=cited, justification=verdicts.failure(item.id) or justification,
                 expected_answer=expected.get(item.id)))
     _sentence_verdicts(run, evidence, records.get(sentence_check.KIND))
     ds = records.get(direct_score.KIND)
     if ds is None or ds.parsed is None:
         evidence.direct_score_failure = _why_absent(ds)
     else:
-        evidence.direct_score_rationale = str(ds.parsed.get("rationale", ""))
+        evidence.direct_score_rationale = shown(str(ds.parsed.get("rationale", "")), " ".join(evidence.sentences))
     return evidence
 
 
@@ -133,7 +144,7 @@ def _sentence_verdicts(run: Run, evidence: SummaryEvidence, record: Record | Non
             "supported" if faithful >= 0.5 else "unsupported")
         evidence.sentence_verdicts.append(SentenceVerdict(
             number, text, status, p, threshold if p is not None else None, category,
-            failed.get(item) or str(verdict.get("reason") or verdict.get("why") or "")))
+            failed.get(item) or shown(str(verdict.get("reason") or verdict.get("why") or ""), text)))
 
 
 def _why_absent(record: Record | None) -> str:
