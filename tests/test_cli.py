@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from scaffold_local.cli import app
 from scaffold_local.method.versions import METHOD_VERSIONS
 
-from .helpers import RESPONDER_CONFIG
+from .helpers import RESPONDER_CONFIG, write_jsonl
 
 runner = CliRunner()
 
@@ -132,7 +132,7 @@ def test_a_run_with_failures_is_partial_names_them_and_exits_3(tmp_path):
     """Failures change the status and the exit code: the run is `partial` in its spec and in `show`, lists every
     failure (document, system, kind, item, class, reason) in failures.jsonl, names the first few on the console and
     exits 3; --allow-partial exits 0; a rerun sends again only what a passing cause failed."""
-    from .helpers import FACTORY, write_jsonl
+    from .helpers import FACTORY
 
     rows = [{"doc_id": "factory", "document": FACTORY, "system": "bad", "summary": "A factory. [[responder:invalid]]"},
             {"doc_id": "factory", "document": FACTORY, "system": "down", "summary": "A factory. [[responder:error]]"},
@@ -271,3 +271,22 @@ def test_help_names_values_and_speaks_of_the_method_not_of_its_history(command):
     listing = runner.invoke(app, ["--help"], terminal_width=80).output
     line = next(line for line in listing.splitlines() if line.strip().startswith(command + " "))
     assert not line.rstrip().endswith("...") and len(line.split(maxsplit=1)[1]) > 20
+
+
+def test_a_long_run_is_announced_with_an_estimate_from_this_judges_last_run(small_input, tmp_path):
+    """Before a run expected to take over a minute: its requests, tokens and minutes, at the rates the same judge's
+    newest run in the store measured (here made slow: 120 engine seconds for its 4 summaries)."""
+    args = ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(tmp_path / "store")]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0 and "estimate:" not in first.output  # no earlier run: nothing to scale
+    (run_dir,) = (tmp_path / "store" / "runs").iterdir()
+    usage = json.loads((run_dir / "usage.json").read_text())
+    requests = usage["extraction"]["requests"] + usage["judgments"]["requests"]
+    (run_dir / "usage.json").write_text(json.dumps({**usage, "engine_seconds": 120.0}))
+    rows = [json.loads(line) for line in small_input.read_text().splitlines()]
+    doubled = write_jsonl(tmp_path / "doubled.jsonl", rows + [{**r, "system": r["system"] + "-2"} for r in rows])
+    second = runner.invoke(app, [*args[:1], str(doubled), *args[2:]])
+    said = second.output.replace("\n", " ")
+    assert second.exit_code == 0, second.output
+    assert f"estimate: about 4 min for 8 summaries ({2 * requests:,} requests," in said
+    assert f"at the rates run {run_dir.name} measured on this machine" in said

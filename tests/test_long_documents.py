@@ -5,6 +5,7 @@ the passages relevant to them. No request ever exceeds the context."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from scaffold_local.cli import app
 from scaffold_local.data.inputs import Document
 from scaffold_local.data.loading import load_records
 from scaffold_local.judging.config import ModelConfig
-from scaffold_local.judging.context_fit import fit_context
+from scaffold_local.judging.context_fit import LONG_INPUT_CHARS, fit_context
 from scaffold_local.judging.judge import Judge
 from scaffold_local.judging.long_documents import (
     EXCERPT_GAP,
@@ -176,6 +177,26 @@ def test_a_long_document_is_scored_in_chunked_mode_and_no_request_exceeds_the_co
     again = Counting()
     _, second = _run(small_context, tmp_path, records, again)
     assert not again.requests and second.extraction.scaffolds["report"] == scaffold
+
+
+def test_fitting_a_long_input_to_the_context_shows_its_progress():
+    """Counting and splitting 100,000 characters takes seconds before anything is sent: a progress line says what
+    is happening; a short input gets none."""
+    shown: list[tuple[str, int, int]] = []
+
+    @contextlib.contextmanager
+    def progress(label: str, total: int):
+        done = [0]
+        yield lambda n, detail="": done.__setitem__(0, done[0] + n)
+        shown.append((label, total, done[0]))
+
+    config = ModelConfig.load(str(RESPONDER_CONFIG))
+    long = [{"doc_id": f"report-{i}", "document": REPORT * 5, "system": "a", "summary": SUMMARY} for i in range(2)]
+    assert len(REPORT * 10) >= LONG_INPUT_CHARS
+    fit_context(Judge(config), load_records(long), progress=progress)
+    assert shown == [("fitting documents to the judge's context", 2, 2)]
+    fit_context(Judge(config), load_records([{**long[0], "document": REPORT}]), progress=progress)
+    assert len(shown) == 1
 
 
 def test_chunk_tokens_forces_chunked_mode_from_the_command_line(tmp_path):

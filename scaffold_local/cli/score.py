@@ -15,6 +15,7 @@ from ..judge_check.checking import first_use
 from ..judging.config import ModelConfig
 from ..records import RETRYABLE_FAILURES
 from ..report import rankings_table, results
+from ..runs.estimate import LONG_RUN_S, estimate
 from ..runs.failures import SHOWN
 from ..runs.failures import describe as describe_failure
 from ..runs.holistic_pairs import Pairing, cost
@@ -114,7 +115,11 @@ def score(
 
 def scored(pipeline: Pipeline, loaded: LoadedInput, run_name: str | None, word_budget: int | None,
            pairing: Pairing | None, store: Path) -> RunOutcome:
-    """The run, the engine closed whatever happens; Ctrl-C says what is kept and how to go on (exit 130)."""
+    """The run (announced with its estimate where it will be long), the engine closed whatever happens; Ctrl-C says
+    what is kept and how to go on (exit 130)."""
+    guess = estimate(store, pipeline.config.name, pipeline.method.number, len(loaded.candidates))
+    if guess is not None and guess.seconds >= LONG_RUN_S:
+        err.print(guess.describe(), highlight=False)
     try:
         return pipeline.score(loaded, run_name, word_budget=word_budget, pairing=pairing)
     except KeyboardInterrupt:

@@ -13,6 +13,7 @@ from ..backends import backend_class
 from ..backends.tokens import TokenCounter, prompt_bytes, prompt_tokens_at_most
 from ..data.inputs import Candidate, Document, InputIssue, LoadedInput
 from ..records import Message
+from .dispatch import ProgressFactory, no_progress
 from .judge import Judge, PlannedRequest
 from .long_documents import chunk, excerpt
 
@@ -33,8 +34,12 @@ class ContextFit:
     skipped: dict[str, str]  # doc_id -> why
 
 
+LONG_INPUT_CHARS = 100_000  # documents this long in all take seconds to count and split: progress is shown
+
+
 def fit_context(judge: Judge, loaded: LoadedInput, counter: TokenCounter | None = None,
-                extraction: bool = True, chunk_tokens: int | None = None) -> ContextFit:
+                extraction: bool = True, chunk_tokens: int | None = None,
+                progress: ProgressFactory = no_progress) -> ContextFit:
     """Check, before any request is sent, that every request whose size the input alone decides fits
     the judge's context (prompt + max_tokens <= max_model_len):
 
@@ -70,13 +75,14 @@ def fit_context(judge: Judge, loaded: LoadedInput, counter: TokenCounter | None 
         return checked.get(doc_id)
 
     excerpts: dict[str, Document] = {}
-    for doc_id, candidates in records_of.items():
+
+    def fit_one(doc_id: str, candidates: list[Candidate]) -> None:
         members = loaded.groups.get(doc_id, (doc_id,))  # a group's summaries need each member's scaffold
         errors = [(m, i) for m in members if (i := extraction_issue(m, candidates)) and i.severity == "error"]
         if errors:
             member, issue = errors[0]
             skipped[doc_id] = issue.message if member == doc_id else f"member {member}: {issue.message}"
-            continue
+            return
         source = loaded.source_of(doc_id)
         for c in candidates:
             fits = check.judgment_fits(c)
@@ -86,6 +92,14 @@ def fit_context(judge: Judge, loaded: LoadedInput, counter: TokenCounter | None 
                 # (narrowed from an earlier judge's excerpt, where there is one: it must fit every judge)
                 excerpts[c.key] = excerpt(loaded.excerpts.get(c.key, source), sentences, fits)
             issues.extend(check.summary(excerpts.get(c.key, source), c))
+
+    # Counting and splitting a long input takes a while before anything is sent (200 KB: most of a minute): shown.
+    long_input = sum(len(d.text) for d in loaded.documents.values()) >= LONG_INPUT_CHARS
+    shown = progress if long_input else no_progress
+    with shown("fitting documents to the judge's context", len(records_of)) as advance:
+        for doc_id, candidates in records_of.items():
+            fit_one(doc_id, candidates)
+            advance(1)
     return ContextFit(loaded=_without(loaded, skipped, chunks, excerpts, issues), issues=issues, skipped=skipped)
 
 

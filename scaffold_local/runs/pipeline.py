@@ -66,9 +66,9 @@ class Prepared:
 
 
 def prepare_for(judge: Judge, scaffolds: str, loaded: LoadedInput, extracting: bool,
-             chunk_tokens: int | None = None) -> Prepared:
+                chunk_tokens: int | None = None, progress: ProgressFactory = no_progress) -> Prepared:
     """`Pipeline.prepare` for one judge (`scaffolds`: where the run's scaffolds come from, in words)."""
-    fit = fit_context(judge, loaded, extraction=extracting, chunk_tokens=chunk_tokens)
+    fit = fit_context(judge, loaded, extraction=extracting, chunk_tokens=chunk_tokens, progress=progress)
     fitted, config, method = fit.loaded, judge.config, judge.method
     groups = f" in {counted(len(fitted.groups), 'group')}" if fitted.groups else ""
     summary = (f"{counted(len(fitted.documents), 'document')}{groups}, "
@@ -146,7 +146,7 @@ class Pipeline:
         that cannot fit left out, each said), its description, and the notes a user should read first.
         `extraction`: whether this run extracts scaffolds (default: when its scaffold source is extraction)."""
         extracting = self.source.kind == "extracted" if extraction is None else extraction
-        return prepare_for(self.judge, self.source.describe(), loaded, extracting, chunk_tokens)
+        return prepare_for(self.judge, self.source.describe(), loaded, extracting, chunk_tokens, self.dispatch.progress)
 
     # ------------------------------------------------------------ stage 1: scaffolds
 
