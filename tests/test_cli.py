@@ -290,3 +290,17 @@ def test_a_long_run_is_announced_with_an_estimate_from_this_judges_last_run(smal
     assert second.exit_code == 0, second.output
     assert f"estimate: about 4 min for 8 summaries ({2 * requests:,} requests," in said
     assert f"at the rates run {run_dir.name} measured on this machine" in said
+
+
+def test_ctrl_c_says_the_work_is_stored_and_how_to_resume_and_exits_130(small_input, tmp_path, monkeypatch):
+    from scaffold_local.runs.pipeline import Pipeline
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Pipeline, "score", interrupted)
+    store = tmp_path / "store"
+    result = runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store)])
+    said = result.output.replace("\n", " ")
+    assert result.exit_code == 130, result.output
+    assert f"interrupted: every judgment finished so far is stored in {store}; run the same command again to resume" in said

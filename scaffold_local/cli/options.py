@@ -40,8 +40,8 @@ MethodOpt = Annotated[int | None, typer.Option(
     help="method version: prompts, schemas and sentence splitter (1 reproduces earlier runs) "
          "[default: the judge config's, else 2]")]
 ConfidenceOpt = Annotated[bool, typer.Option(
-    help="where the method version writes its verdicts (not the default, which reads every verdict's P): record "
-         "P(kept) of each fact and question verdict from the engine's token probabilities (docs: Judges)")]
+    help="record P(kept) of each written fact and question verdict from the engine's token probabilities (a method "
+         "version that reads its verdicts records P always; docs: Judges)")]
 DsScaleOpt = Annotated[int, typer.Option(
     "--ds-scale", help="show direct scores on 1-10 (10) or on the paper's 0-1 scale (1)")]
 WordBudgetOpt = Annotated[int | None, typer.Option(
