@@ -55,10 +55,9 @@ def fit_context(judge: Judge, loaded: LoadedInput, counter: TokenCounter | None 
       document) is warned about: it is still scored, and that judgment is recorded as
       context_overflow by the engine without being sent, its metrics undefined with that reason.
 
-    Prompts are counted with the judge's tokenizer where it has one (`token_counter`), only when a
-    byte bound does not already show that they fit; an estimate is labelled as one (and chunks by
-    it). `extraction`: False where the scaffolds come from elsewhere (a file, another judge or run),
-    so only the judgments are checked, and nothing is chunked."""
+    Prompts are counted with the judge's tokenizer where it has one (`token_counter`), only when a byte bound does
+    not already show that they fit; an estimate is labelled as one (and chunks by it). `extraction`: False where the
+    scaffolds come from elsewhere (a file, another judge or run), so only the judgments are checked, nothing chunked."""
     check = _ContextCheck(judge, counter or token_counter(judge.config), loaded)
     records_of: dict[str, list[Candidate]] = {}
     for c in loaded.candidates:
@@ -93,14 +92,16 @@ def fit_context(judge: Judge, loaded: LoadedInput, counter: TokenCounter | None 
                 excerpts[c.key] = excerpt(loaded.excerpts.get(c.key, source), sentences, fits)
             issues.extend(check.summary(excerpts.get(c.key, source), c))
 
-    # Counting and splitting a long input takes a while before anything is sent (200 KB: most of a minute): shown.
-    long_input = sum(len(d.text) for d in loaded.documents.values()) >= LONG_INPUT_CHARS
-    shown = progress if long_input else no_progress
-    with shown("fitting documents to the judge's context", len(records_of)) as advance:
+    with _shown_if_long(loaded, progress)("fitting documents to the judge's context", len(records_of)) as advance:
         for doc_id, candidates in records_of.items():
             fit_one(doc_id, candidates)
             advance(1)
     return ContextFit(loaded=_without(loaded, skipped, chunks, excerpts, issues), issues=issues, skipped=skipped)
+
+
+def _shown_if_long(loaded: LoadedInput, progress: ProgressFactory) -> ProgressFactory:
+    """Counting and splitting a long input takes a while before anything is sent (200 KB: most of a minute): shown."""
+    return progress if sum(len(d.text) for d in loaded.documents.values()) >= LONG_INPUT_CHARS else no_progress
 
 
 def _without(loaded: LoadedInput, skipped: dict[str, str], chunks: dict[str, tuple[Document, ...]],
