@@ -13,6 +13,7 @@ from ..data.inputs import LoadedInput
 from ..data.store import check_run_name
 from ..judge_check.checking import first_use
 from ..judging.config import ModelConfig
+from ..method.text import counted
 from ..records import RETRYABLE_FAILURES
 from ..report import rankings_table, results
 from ..runs.estimate import LONG_RUN_S, estimate
@@ -133,7 +134,7 @@ def scored(pipeline: Pipeline, loaded: LoadedInput, run_name: str | None, word_b
 def say_partial(outcome: RunOutcome, allow_partial: bool) -> None:
     """A partial run: its first failures named, where the rest are, and (unless allowed) exit PARTIAL."""
     rows = outcome.failure_rows
-    err.print(f"[yellow]partial run: {len(rows)} failure{'s' if len(rows) != 1 else ''} (status partial); the first: "
+    err.print(f"[yellow]partial run: {counted(len(rows), 'failure')} (status partial); the first: "
               + "; ".join(escape(describe_failure(r)) for r in rows[:SHOWN])
               + f". Every one: {escape(str(outcome.run_dir / 'failures.jsonl'))}[/yellow]", highlight=False)
     if not allow_partial:
