@@ -71,8 +71,8 @@ def test_report_writes_every_table_as_json_csv_and_parquet(small_input, tmp_path
     # are too few to tell systems apart, so no interval is drawn
     rows = {row.split("</td>")[0]: row for row in ranked.split("<tr><td>")[1:]}
     assert "*</b>" in rows["FPS"] and "*</b>" not in rows["Supp FC"]
-    best = takeaway.split("Best: ")[1].split("</p>")[0]
-    assert "FPS" in best and not any(name in best for name in ("Supp FC", "Main FC", "Fact Focus", "ROUGE"))
+    best = takeaway.split("Best per goal metric: ")[1].split("</p>")[0]
+    assert best.startswith("FPS brief;") and not any(name in best for name in ("Supp FC", "Main FC", "Fact Focus", "ROUGE"))
     assert '<span class="note">[' not in ranked and "Intervals are left out where fewer than 6 documents" in page
     # brief is preferred to details on both documents (it keeps the main facts details misses)
     grounded = next(r for r in tables["rankings"] if r["ranked_by"] == "grounded pairwise")

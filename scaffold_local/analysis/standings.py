@@ -44,19 +44,11 @@ class Standings:
     verdict: str  # one sentence: who leads, by how much, and whether that is assessed
     caveat: str  # one sentence: what the numbers rest on
 
-    def best_on(self) -> dict[str, list[str]]:
-        """Each system's metrics where it has the best mean (alone or in a tie), in the standings' order."""
-        return {system: [m for m, leaders in self.best.items() if system in leaders] for system in self.order}
-
     def where_best(self) -> str:
-        """One sentence: which system is best on which goal metric (ties marked), systems best on none left out."""
-        parts = []
-        for system, metrics in self.best_on().items():
-            metrics = [m for m in metrics if m in GOALS]
-            if metrics:
-                names = [METRICS[m] + (" (tie)" if len(self.best[m]) > 1 else "") for m in metrics]
-                parts.append(f"{system} on {', '.join(names)}")
-        return ("Best: " + "; ".join(parts) + ".") if parts else ""
+        """One sentence: the best system on each goal metric, ties joined by "=" (Supp FC, a diagnostic, and the
+        metrics that explain a goal are left to the table)."""
+        parts = [f"{METRICS[m]} {' = '.join(self.best[m])}" for m in GOALS if self.best.get(m)]
+        return ("Best per goal metric: " + "; ".join(parts) + ".") if parts else ""
 
 
 def _means(systems: Sequence[SystemScores], metric: str) -> dict[str, float]:
