@@ -43,12 +43,12 @@ def estimate(store: Path, judge: str, method_version: int, summaries: int) -> Es
                 or not usage.engine_seconds):
             continue
         if newest is None or (spec.created_at or "") > newest[0]:
-            newest = (spec.created_at or "", folder.name, judged, usage)
+            newest = (spec.created_at or "", folder.name, judged, usage, usage.engine_seconds)
     if newest is None:
         return None
-    _, name, judged, usage = newest
+    _, name, judged, usage, seconds = newest
     stages = (usage.extraction, usage.judgments)
     per_summary = summaries / judged
     return Estimate(summaries, round(sum(s.requests for s in stages) * per_summary),
                     round(sum(s.prompt_tokens + s.completion_tokens for s in stages) * per_summary),
-                    usage.engine_seconds * per_summary, name)
+                    seconds * per_summary, name)
