@@ -429,6 +429,7 @@ def assert_loaded_or_input_error(path: Path) -> None:
 @example(suffix=".csv", content=b"document,summary\nd,s,extra\n")  # was TypeError (extra field, missing one)
 @example(suffix=".csv", content=b"document,summary,system\n" + b"x" * 200_000 + b",s,y\n")  # was csv.Error (field limit)
 @example(suffix=".csv", content=b"docum\xffent,summary,system\nd,s,y\n")  # header not UTF-8: issue text unwritable
+@example(suffix=".jsonl", content=b"\x00\r\x00")  # was csv.Error (the CSV-header check of a first line)
 def test_input_files_load_or_fail_with_input_error(suffix, content):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"input{suffix}"

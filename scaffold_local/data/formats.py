@@ -47,7 +47,10 @@ def _looks_like_csv_header(line: str) -> bool:
     """A first line of comma- or tab-separated names: a CSV file saved under .jsonl gives one error per
     line otherwise."""
     stripped = line.strip()
-    cells = next(csv.reader([stripped], dialect="excel-tab" if "\t" in stripped else "excel"), [])
+    try:
+        cells = next(csv.reader([stripped], dialect="excel-tab" if "\t" in stripped else "excel"), [])
+    except csv.Error:  # a line no CSV reader reads (a lone carriage return inside it) is not a CSV header either
+        return False
     return (not stripped.startswith(("{", "[", '"{')) and len(cells) >= 2
             and all(cell.strip() and len(cell) <= 64 for cell in cells))
 
