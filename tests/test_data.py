@@ -10,6 +10,9 @@ import pytest
 
 from scaffold_local.data.inputs import FieldMap, InputError, no_usable_records
 from scaffold_local.data.loading import load_input
+from scaffold_local.data.user_scaffolds import extracted_by, read_scaffold_file
+from scaffold_local.judging.config import ModelConfig
+from scaffold_local.method.versions import method_version
 
 from .helpers import FACTORY, LIBRARY, write_jsonl
 
@@ -156,3 +159,16 @@ def test_the_demo_input_holds_every_kind_of_system_on_every_document():
     for doc_id in loaded.documents:
         assert {c.system for c in loaded.candidates if c.doc_id == doc_id} == systems
     assert len(loaded.documents) == 3
+
+
+def test_the_demo_ships_a_scaffold_for_each_of_its_documents_and_says_who_extracted_them():
+    """`make demo` scores against examples/news.scaffolds.jsonl: one scaffold per document, every view given."""
+    examples = Path(__file__).parent.parent / "examples"
+    loaded = load_input(examples / "news.jsonl")
+    shipped = read_scaffold_file(examples / "news.scaffolds.jsonl", loaded.documents, "main point")
+    assert shipped.issues == []
+    assert set(shipped.scaffolds) == set(loaded.documents)
+    assert all(not s.failures and s.view("facts") for s in shipped.scaffolds.values())
+    default = ModelConfig.load(None)  # the demo follows the default judge and its method
+    expected = f"{default.name}, method version {method_version(default.method_version).number}"
+    assert extracted_by(examples / "news.scaffolds.jsonl") == expected
