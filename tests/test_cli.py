@@ -239,8 +239,10 @@ def test_runs_lists_a_stores_runs_and_json_gives_the_systems_table_to_scripts(sm
     assert rows[1] == {"run": run_dir.name, "judge": "responder", "method_version": 2, "status": "complete", "documents": 2,
                        "summaries": 4, "created": json.loads((run_dir / "spec.json").read_text())["created_at"],
                        "path": str(run_dir)}
+    (store / "runs" / "half-copied").mkdir()  # a folder with no spec.json: said, not listed
     table = runner.invoke(app, ["runs", str(store)])
     assert table.exit_code == 0 and "later" in table.output and "complete" in table.output
+    assert "skipped:" in table.stderr and "half-copied" in table.stderr and "(2)" in table.stdout
     missing = runner.invoke(app, ["runs", str(tmp_path / "nowhere")])
     assert missing.exit_code == 2 and "no store at" in missing.output
 

@@ -21,15 +21,14 @@ app = command_app()
 def listed(store: Path) -> list[dict[str, Any]]:
     """Every run folder of a store as one row (newest first); a folder that is not a readable run is said, not listed."""
     rows = []
-    for folder in sorted((store / "runs").iterdir()) if (store / "runs").is_dir() else []:
-        try:
-            spec = runs.open(folder).spec
-        except RunNotReadable as exc:
-            err.print(f"[yellow]skipped: {escape(str(exc))}[/yellow]", highlight=False)
+    for run in runs.in_store(store):
+        if isinstance(run, RunNotReadable):
+            err.print(f"[yellow]skipped: {escape(str(run))}[/yellow]", highlight=False)
             continue
-        rows.append({"run": folder.name, "judge": spec.judge.get("name"), "method_version": spec.method_version,
+        spec = run.spec
+        rows.append({"run": run.dir.name, "judge": spec.judge.get("name"), "method_version": spec.method_version,
                      "status": spec.status, "documents": spec.counts.get("documents"),
-                     "summaries": spec.counts.get("candidates"), "created": spec.created_at, "path": str(folder)})
+                     "summaries": spec.counts.get("candidates"), "created": spec.created_at, "path": str(run.dir)})
     return sorted(rows, key=lambda r: r["created"] or "", reverse=True)
 
 

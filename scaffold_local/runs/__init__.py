@@ -2,6 +2,6 @@
 (sources.py), judge comparisons (comparison.py), justifications on demand (explain.py), and reading a
 finished run (run.py: `scaffold_local.runs.open(path)`)."""
 
-from .run import Run, open  # noqa: A004 - runs.open(path) reads like the file it opens
+from .run import Run, in_store, open  # noqa: A004 - runs.open(path) reads like the file it opens
 
-__all__ = ["Run", "open"]
+__all__ = ["Run", "in_store", "open"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import RunNotReadable
 from ..method.text import counted
-from .run import open as open_run
+from .run import in_store
 
 LONG_RUN_S = 60  # a run expected to take longer is announced with its estimate
 
@@ -32,18 +32,19 @@ def estimate(store: Path, judge: str, method_version: int, summaries: int) -> Es
     """`summaries` at the rates of the newest run of `judge` under `method_version` in `store` that spent engine time;
     None where there is none."""
     newest = None
-    for folder in sorted((store / "runs").iterdir()) if (store / "runs").is_dir() else []:
+    for run in in_store(store):
+        if isinstance(run, RunNotReadable):
+            continue
         try:
-            run = open_run(folder)
             spec, usage = run.spec, run.usage
-        except (RunNotReadable, OSError, ValueError):
+        except (RunNotReadable, OSError, ValueError):  # a run's usage unreadable: nothing to scale
             continue
         judged = spec.counts.get("candidates") or 0
         if (spec.judge.get("name") != judge or spec.method_version != method_version or not judged
                 or not usage.engine_seconds):
             continue
         if newest is None or (spec.created_at or "") > newest[0]:
-            newest = (spec.created_at or "", folder.name, judged, usage, usage.engine_seconds)
+            newest = (spec.created_at or "", run.dir.name, judged, usage, usage.engine_seconds)
     if newest is None:
         return None
     _, name, judged, usage, seconds = newest

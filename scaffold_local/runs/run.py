@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -144,3 +145,12 @@ def open(run_dir: Path | str) -> Run:  # noqa: A001 - runs.open(path) reads like
         raise RunNotReadable(f"{run_dir} was written in run format {spec.format_version}; this version of "
                              f"scaffold_local reads formats 1 to {RUN_FORMAT_VERSION}: upgrade it to read the run")
     return Run(run_dir, spec)
+
+
+def in_store(store: Path) -> Iterator[Run | RunNotReadable]:
+    """Every run folder of a store, in name order: the run, or why it cannot be read (for the caller to say or skip)."""
+    for folder in sorted((store / "runs").iterdir()) if (store / "runs").is_dir() else []:
+        try:
+            yield open(folder)
+        except RunNotReadable as exc:
+            yield exc
