@@ -69,3 +69,52 @@ def test_score_runs_end_to_end_on_a_backend_defined_in_the_tests(small_input, tm
     run = runs.open(next((tmp_path / "store" / "runs").iterdir()))
     assert {s.system for s in run.systems} == {"brief", "details"}
     assert run.spec.engines and all(e["engine"] == "relay" and e["chunk"] == 3 for e in run.spec.engines)
+
+
+def installed_package(root, name: str, entry_points: str, module: str) -> None:
+    """A package installed the way pip leaves one: its module and a dist-info with the entry points."""
+    (root / f"{name}.py").write_text(module)
+    info = root / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[scaffold_local.backends]\n{entry_points}\n")
+
+
+@pytest.fixture
+def fresh_registry(monkeypatch):
+    """The backend registry as if nothing had looked it up yet, restored afterwards."""
+    from scaffold_local import backends
+
+    monkeypatch.setattr(backends, "_ENGINES", dict(backends._ENGINES))
+    monkeypatch.setattr(backends, "_discovered", False)
+    return backends
+
+
+def test_a_backend_of_another_installed_package_is_found_through_its_entry_point(small_input, tmp_path, monkeypatch,
+                                                                                  fresh_registry):
+    installed_package(tmp_path, "echo_engine", "echo = echo_engine:Echo\nbroken = echo_engine:Missing", '''
+from scaffold_local.backends import BaseBackend
+from scaffold_local.backends.responder import ResponderBackend
+
+class Echo(BaseBackend):
+    name = "echo"
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.rule = ResponderBackend(config.model_copy(update={"backend": "responder", "engine": {}}))
+
+    def generate(self, requests):
+        return self.rule.generate(requests)
+
+    def describe(self):
+        return {"engine": "echo"}
+''')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert {"echo", "broken", "llama-cpp"} <= set(fresh_registry.backend_names())
+    config = tmp_path / "echo.toml"
+    config.write_text('name = "echo"\nbackend = "echo"\nmodel = "rule"\nstructured_outputs = "computed"\n')
+    result = CliRunner().invoke(app, ["score", str(small_input), "-m", str(config), "--store", str(tmp_path / "store")])
+    assert result.exit_code == 0, result.output
+    assert "judge: echo (echo)" in result.output
+    with pytest.raises(fresh_registry.BackendError, match="'broken' is declared as 'echo_engine:Missing', which does not"):
+        fresh_registry.backend_class("broken")
