@@ -5,7 +5,7 @@ candidate summary against it, and compute FPS, QPS, EPS, F, FC, QC and the basel
 
     from scaffold_local import ModelConfig, Pipeline, load_input, runs
     outcome = Pipeline(ModelConfig.load("smollm2-135m-transformers"), "scaffold_store").score(load_input("in.jsonl"))
-    run = runs.open(outcome.run_dir)
+    run = runs.load(outcome.run_dir)
 
 In a notebook, `scaffold_local.evaluate(df)` does the same for a DataFrame, a `datasets.Dataset` or a
 list of dicts and returns pandas tables (evaluation.py).

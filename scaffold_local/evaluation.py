@@ -10,7 +10,7 @@
 fields a JSONL input has (`fields` maps other names). It is the `score` command without files: the same
 checks (a bad record is skipped and named in `result.issues`), the same store (scaffolds extracted once
 per document, judgments cached, a run resumed when the same records come again), the same run folder
-(`result.run_dir`, which `show`, `report` and `runs.open` read).
+(`result.run_dir`, which `show`, `report` and `runs.load` read).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def _tables(outcome: RunOutcome, loaded: LoadedInput) -> Evaluation:
     systems = pd.DataFrame([{"system": s.system, "n_summaries": s.n_summaries,
                              **{m: _number(s.metrics[m].mean) if m in s.metrics else math.nan for m in METRICS}}
                             for s in outcome.systems]).set_index("system")
-    run = runs.open(outcome.run_dir)
+    run = runs.load(outcome.run_dir)
     table = ScoreTable.from_run(run)
     rows = []
     comparisons = {metric: compare(table, metric) for metric in METRICS}

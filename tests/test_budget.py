@@ -61,7 +61,7 @@ def test_score_show_and_report_with_a_word_budget(small_input, tmp_path):
                                  "--word-budget", "16"])
     assert result.exit_code == 0, result.output
     run_dir = next((store / "runs").iterdir())
-    fps = {(s.doc_id, s.system): s.values["fps"] for s in runs.open(run_dir).summaries}
+    fps = {(s.doc_id, s.system): s.values["fps"] for s in runs.load(run_dir).summaries}
     lines = result.output.splitlines()
     assert "word budget: 16 words" in result.output
     assert "1 of 2" in next(line for line in lines if line.startswith("│ within budget"))

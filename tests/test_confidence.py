@@ -169,7 +169,7 @@ def test_the_responder_confidence_still_sides_with_its_verdicts(responder_config
 
     outcome = Pipeline(responder_config, tmp_path / "store", method=4, weighted_verdicts=True).score(
         load_input(small_input))
-    facts = runs.open(outcome.run_dir).records_for("factory", "details")["facts"]
+    facts = runs.load(outcome.run_dir).records_for("factory", "details")["facts"]
     assert facts.confidence is not None and set(facts.confidence) == set(facts.parsed)
     for item, verdict in facts.parsed.items():
         assert (facts.confidence[item] >= 0.5) == verdict["inferred"]

@@ -27,7 +27,7 @@ def _run_with_threshold(tmp_path, small_input, version: int, threshold: float):
     result = runner.invoke(app, ["score", str(small_input), "-m", str(config), "--store", str(tmp_path / "store")])
     assert result.exit_code == 0, result.output
     (run_dir,) = (tmp_path / "store" / "runs").iterdir()
-    return runs.open(run_dir)
+    return runs.load(run_dir)
 
 
 def _share(items, labels=("main point", "supporting detail")):

@@ -74,5 +74,5 @@ def test_a_stopped_loop_is_a_validation_failure_with_its_raw_text(responder_conf
     assert outcome.failures.get("validation") and not outcome.engine_errors
     from scaffold_local import runs
 
-    record = runs.open(outcome.run_dir).records_for("factory", "details")["facts"]
+    record = runs.load(outcome.run_dir).records_for("factory", "details")["facts"]
     assert record.failure == "validation" and "degenerate" in record.error and record.text.startswith('{"facts"')

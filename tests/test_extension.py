@@ -66,7 +66,7 @@ def test_score_runs_end_to_end_on_a_backend_defined_in_the_tests(small_input, tm
     assert result.exit_code == 0, result.output
     assert "judge: relay (relay)" in result.output and "scaffolds: 2 extracted" in result.output
     assert "retries: rate_limit" in result.output  # the dispatcher read the backend's declared retry count
-    run = runs.open(next((tmp_path / "store" / "runs").iterdir()))
+    run = runs.load(next((tmp_path / "store" / "runs").iterdir()))
     assert {s.system for s in run.systems} == {"brief", "details"}
     assert run.spec.engines and all(e["engine"] == "relay" and e["chunk"] == 3 for e in run.spec.engines)
 

@@ -147,7 +147,7 @@ def test_score_runs_end_to_end_with_a_view_defined_in_the_tests(numbers_view, sm
                                       "--method-version", str(NEWEST + 1), "--run-name", "numbers"])
     assert result.exit_code == 0, result.output
     assert "scaffolds: 2 extracted" in result.output and "NPS" in result.output
-    run = runs.open(store / "runs" / "numbers")
+    run = runs.load(store / "runs" / "numbers")
     nps = {(s.doc_id, s.system): s.values["nps"] for s in run.summaries}
     # factory states 200 (N1) and 50 (N2): "brief" writes 200, "details" writes 50 (and an invented 900).
     assert nps[("factory", "brief")] == 0.5 and nps[("factory", "details")] == 0.5

@@ -129,7 +129,7 @@ def test_group_coverage_by_hand_and_members_extracted_once(responder_config, tmp
     assert result.exit_code == 0, result.output
     assert "a group of 2 documents: factory, library" in result.output and "[library] The Oakvale library" in result.output
 
-    side = grouped_vs_individual(runs.open(grouped.run_dir), runs.open(first.run_dir))
+    side = grouped_vs_individual(runs.load(grouped.run_dir), runs.load(first.run_dir))
     assert side.systems == ["one"]
     assert side.member_fc[("factory", "one")] == (0.5, (0.5, 1))  # its own summary: F1, F2 of 4
     assert side.grouped["fc"]["one"] == (pytest.approx(2 / 7), 1)

@@ -16,7 +16,7 @@ from scaffold_local.data.loading import load_input
 from scaffold_local.errors import UsageError
 from scaffold_local.judging.judge import Judge
 from scaffold_local.judging.pair_readings import pair_requests
-from scaffold_local.runs import open as open_run
+from scaffold_local.runs import load as load_run
 from scaffold_local.runs.holistic_pairs import HolisticPair, Pairing, cost, plan_pairs, position_bias, read_pairs
 from scaffold_local.runs.pipeline import Pipeline
 
@@ -110,7 +110,7 @@ def test_a_run_reads_its_pairs_in_both_orders_and_ranks_them(responder_config, s
     stored = json.loads((outcome.run_dir / "holistic_pairs.json").read_text())
     assert stored["pairing"] == "every pair of systems" and stored["prompt"] == "compare_pair.v1"
     assert len(stored["prompt_sha256"]) == 64
-    run = open_run(outcome.run_dir)
+    run = load_run(outcome.run_dir)
     assert run.holistic_pairs == outcome.holistic_pairs
     rows = {row.name: row for row in rankings_of(run)}
     holistic = rows[HOLISTIC]

@@ -27,11 +27,11 @@ def test_report_logs_metrics_intervals_and_the_report_to_an_mlflow_folder(small_
     client = MlflowClient(f"sqlite:///{tracking / 'mlflow.db'}")
     [run] = client.search_runs([client.get_experiment_by_name("scaffold_local").experiment_id])
     assert run.info.run_name == outcome.run_dir.name and run.info.status == "FINISHED"
-    systems = {s.system: s for s in runs.open(outcome.run_dir).systems}
+    systems = {s.system: s for s in runs.load(outcome.run_dir).systems}
     assert run.data.metrics["fps/brief"] == systems["brief"].metrics["fps"].mean
     assert run.data.metrics["fps/brief/low"] <= run.data.metrics["fps/brief"] <= run.data.metrics["fps/brief/high"]
     assert run.data.params["judge.name"] == responder_config.name and run.data.params["method_version"] == str(pipeline.method.number)
-    assert run.data.params["input.fingerprint"] == runs.open(outcome.run_dir).spec.input["fingerprint"]
+    assert run.data.params["input.fingerprint"] == runs.load(outcome.run_dir).spec.input["fingerprint"]
     report = [a.path for a in client.list_artifacts(run.info.run_id, "report")]
     assert "report/report.html" in report and any(p.endswith(".csv") for p in report)
 

@@ -103,7 +103,7 @@ def test_version_6_records_each_documents_language_and_show_prints_it(tmp_path):
     assert result.exit_code == 0, result.output
     assert "not in English" not in result.output
     run_dir = next((store / "runs").iterdir())
-    run = runs.open(run_dir)
+    run = runs.load(run_dir)
     languages = {doc_id: run.scaffold(key).language for doc_id, key in run.spec.scaffold_keys.items()}
     assert languages == {"de": "de", "ja": "ja", "ar": "ar"}
     sentences = {c["doc_id"]: c["sentences"] for c in map(json.loads, (run_dir / "candidates.jsonl").open())}
@@ -135,7 +135,7 @@ def test_german_japanese_and_arabic_end_to_end_on_the_embedded_model(tmp_path):
     assert result.exit_code == 0, result.output
     assert "llama_context" not in result.output  # the engine's notes stay out of the user's screen
     run_dir = next((store / "runs").iterdir())
-    run = runs.open(run_dir)
+    run = runs.load(run_dir)
     assert {d: run.scaffold(k).language for d, k in run.spec.scaffold_keys.items()} == {
         "de-tram": "de", "ja-library": "ja", "ar-vaccine": "ar"}
     counts = {(c["doc_id"], c["system"]): len(c["sentences"]) for c in map(json.loads, (run_dir / "candidates.jsonl").open())}

@@ -384,7 +384,7 @@ def test_verdict_confidence_and_weighted_verdicts(responder_config, small_input,
     assert weighted.run_dir != plain.run_dir
     from scaffold_local import runs
 
-    records = runs.open(weighted.run_dir).records_for("factory", "details")
+    records = runs.load(weighted.run_dir).records_for("factory", "details")
     facts = records["facts"]
     assert facts.confidence is not None and set(facts.confidence) == {"F1", "F2", "F3", "F4", "F5"}
     for item, verdict in facts.parsed.items():  # P(kept) sides with the verdict
@@ -465,7 +465,7 @@ def test_compact_verdicts_of_v3_score_as_v2_and_carry_confidence(responder_confi
     assert [s.values for s in plain_v3.summaries] == [s.values for s in v2.summaries]
     tokens = lambda outcome: outcome.usage.judgments.completion_tokens  # noqa: E731
     assert tokens(plain_v3) < 0.8 * tokens(v2)
-    facts = runs.open(v3.run_dir).records_for("factory", "details")["facts"]
+    facts = runs.load(v3.run_dir).records_for("factory", "details")["facts"]
     assert facts.parsed["F5"] == {"ids": []} and set(facts.confidence) == {"F1", "F2", "F3", "F4", "F5"}
     for item, verdict in facts.parsed.items():
         assert (facts.confidence[item] >= 0.5) == bool(verdict["ids"])

@@ -43,7 +43,7 @@ def _notebook_records() -> list[dict]:
 
 def _the_run(store: Path) -> runs.Run:
     [run_dir] = (store / "runs").iterdir()  # the DataFrame and the Dataset of the same records: one run
-    return runs.open(run_dir)
+    return runs.load(run_dir)
 
 
 def test_the_example_notebook_on_the_responder_gives_what_score_gives(tmp_path, monkeypatch):

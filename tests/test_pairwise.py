@@ -14,7 +14,7 @@ from scaffold_local.analysis.pairwise import grounded_preferences, p_more, pair_
 from scaffold_local.analysis.rankings import GROUNDED, side_by_side
 from scaffold_local.analysis.run_analysis import analyze
 from scaffold_local.data.loading import load_input
-from scaffold_local.runs import open as open_run
+from scaffold_local.runs import load as load_run
 from scaffold_local.runs.pipeline import Pipeline
 
 
@@ -115,7 +115,7 @@ def test_a_ranking_shows_ties_as_ties():
 
 def test_the_rankings_of_a_run_side_by_side(responder_config, small_input, tmp_path):
     pipeline = Pipeline(responder_config, tmp_path / "store")
-    run = open_run(pipeline.score(load_input(small_input)).run_dir)
+    run = load_run(pipeline.score(load_input(small_input)).run_dir)
     analysis = analyze(run)
     rows = {row.name: row for row in analysis.rankings}
     assert {GROUNDED, "fps", "ds"} <= set(rows)

@@ -268,7 +268,7 @@ def test_one_failed_item_request_fails_that_item_alone(responder_config, tmp_pat
     assert "F2" in summary.undefined["fact_focus"]
     assert summary.values["qc"] is not None and summary.values["eps"] is not None
     assert outcome.failures == {"validation": 2} and outcome.validation_failures == 2
-    facts = runs.open(outcome.run_dir).records_for("factory", "brief")["facts"]
+    facts = runs.load(outcome.run_dir).records_for("factory", "brief")["facts"]
     assert set(facts.parsed) == {"F1", "F3", "F4", "F5"} and "not valid JSON" in facts.failed_items["F2"]
     records = [json.loads(line) for line in (outcome.run_dir / "records.jsonl").read_text().splitlines()]
     assert next(r for r in records if r["request_id"] == "factory/brief/facts/F2")["text"] == broken["factory/brief/facts/F2"]

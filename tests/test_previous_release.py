@@ -39,7 +39,7 @@ def test_a_run_of_a_previous_release_resumes_with_nothing_sent(commit, version, 
     assert result.exit_code == 0, result.output
     assert "scaffolds: 0 extracted, 2 reused from the store; judgments: 0 sent" in result.output
     assert {name: (run_dir / name).read_bytes() for name in OUTPUTS} == before
-    assert runs.open(run_dir).spec.method_version == version
+    assert runs.load(run_dir).spec.method_version == version
 
 
 def test_every_shipped_judge_keeps_the_fingerprint_it_had_before_the_redesign():

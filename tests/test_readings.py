@@ -398,7 +398,7 @@ def test_justifications_are_written_on_demand_for_the_counted_verdicts_and_kept(
     shown = runner.invoke(app, ["show", str(store / "runs" / "read"), "--summary", "factory/brief", "--explain"])
     assert shown.exit_code == 0, shown.output
     assert "the best summary sentence holds 100% of its words" in shown.output  # F1, kept: the responder's why
-    run = runs.open(store / "runs" / "read")
+    run = runs.load(store / "runs" / "read")
     explained = {e.item: e for e in explain(run, "factory/brief", ["F1", "F3"])}
     assert set(explained) == {"F1", "F3"} and explained["F1"].verdict and not explained["F3"].verdict
     assert explained["F3"].text.startswith("the best summary sentence holds") and explained["F3"].failure is None
@@ -414,7 +414,7 @@ def test_justifications_are_written_on_demand_for_the_counted_verdicts_and_kept(
     cache.close()
     # a second look sends nothing (read back from the store); the run's metrics never read them
     assert [e.text for e in explain(run, "factory/brief")] and len(JudgmentCache(store)) == before + len(written)
-    assert runs.open(store / "runs" / "read").summaries == run.summaries
+    assert runs.load(store / "runs" / "read").summaries == run.summaries
     assert runner.invoke(app, ["score", str(small_input), "-m", str(RESPONDER_CONFIG), "--store", str(store),
                                "--method-version", "6", "--run-name", "written"]).exit_code == 0
     refused = runner.invoke(app, ["show", str(store / "runs" / "written"), "--summary", "factory/brief", "--explain"])

@@ -165,7 +165,7 @@ def test_two_ray_replicas_give_the_single_engines_outputs(tmp_path_factory, requ
 
     finished, single = (_finish(engine, tmp_path_factory, request) for engine in ("ray", "vllm"))
 
-    ray_run, engine_run = runs.open(finished.run_dir), runs.open(single.run_dir)
+    ray_run, engine_run = runs.load(finished.run_dir), runs.load(single.run_dir)
     ray_texts = {r.request_id: r.text for r in ray_run.records.values()}
     engine_texts = {r.request_id: r.text for r in engine_run.records.values()}
     assert len(ray_texts) == EXAMPLE_SUMMARIES * 5 and ray_texts == engine_texts

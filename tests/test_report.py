@@ -99,7 +99,7 @@ def test_compare_two_judges_on_a_shared_scaffold_and_on_their_own(small_input, t
     assert disagreements and all(r["view"] in ("facts", "questions") for r in disagreements)
     facts = agreement["facts", "main point"]
     assert facts["percent"] < 1 and facts["items"] == 8  # 2 main facts x 4 summaries, judged by both
-    run_a, run_b = (runs.open(line.split("run: ", 1)[1].strip()) for line in shared.output.splitlines()
+    run_a, run_b = (runs.load(line.split("run: ", 1)[1].strip()) for line in shared.output.splitlines()
                     if line.startswith("run: "))
     assert run_b.spec.scaffold_source.kind == "run" and run_b.spec.scaffold_keys == run_a.spec.scaffold_keys
     by_a = {(i.doc_id, s, i.item_id): k for i in item_verdicts(run_a) for s, k in i.kept.items()}
@@ -125,7 +125,7 @@ def test_self_consistency_of_one_judge_over_seeds(small_input, tmp_path):
     assert len(run_dirs) == 3
     tables = json.loads((tmp_path / "r" / "analysis.json").read_text())
     flips = {r["view"]: r["flip_rate"] for r in tables["self_consistency_flips"]}
-    verdicts = [{(i.doc_id, s, i.view, i.item_id): k for i in item_verdicts(runs.open(d)) for s, k in i.kept.items()}
+    verdicts = [{(i.doc_id, s, i.view, i.item_id): k for i in item_verdicts(runs.load(d)) for s, k in i.kept.items()}
                 for d in run_dirs]
     for view in ("facts", "questions"):
         keys = [k for k in verdicts[0] if k[2] == view]

@@ -34,7 +34,7 @@ def test_judge_b_aligned_on_judge_a_scaffolds_gives_verdict_pairs_by_item_id(res
     b = Pipeline(judge_b, store, backend_factory=factory, scaffolds=source).score(load_input(small_input))
     assert not any("/extract/" in r for r in factory.requests)  # judge B extracted nothing
     assert b.requests_sent == 20  # its own judgments (its fingerprint is in every cache key)
-    run_a, run_b = runs.open(a.run_dir), runs.open(b.run_dir)
+    run_a, run_b = runs.load(a.run_dir), runs.load(b.run_dir)
     assert run_b.spec.scaffold_source.kind == "judge" and run_b.spec.scaffold_source.fingerprint == responder_config.fingerprint()
     assert run_b.spec.scaffold_keys == run_a.spec.scaffold_keys  # the very same scaffolds
     for doc_id, system in EXPECTED:
@@ -61,7 +61,7 @@ def test_a_finished_run_lends_its_scaffolds(responder_config, small_input, tmp_p
     source = ScaffoldSource(kind="run", reference=str(first.run_dir))
     second = Pipeline(_judge_b(tmp_path), store, backend_factory=factory, scaffolds=source).score(load_input(small_input))
     assert not any("/extract/" in r for r in factory.requests) and len(second.summaries) == 4
-    assert runs.open(second.run_dir).spec.scaffold_source.reference == str(first.run_dir.resolve())
+    assert runs.load(second.run_dir).spec.scaffold_source.reference == str(first.run_dir.resolve())
 
 
 HUMAN_KEY_FACTS = [
@@ -95,7 +95,7 @@ def test_a_user_scaffold_file_scores_with_no_extraction(responder_config, small_
     assert scores["library", "details"].values["eps"] == 1.0
     issues = [(i.record, i.field, i.severity) for i in outcome.extraction.issues]
     assert issues == [(3, "doc_id", "warning"), (4, "doc_id", "error"), (5, "facts.0.text", "error")]
-    scaffold = runs.open(outcome.run_dir).scaffold(runs.open(outcome.run_dir).spec.scaffold_keys["factory"])
+    scaffold = runs.load(outcome.run_dir).scaffold(runs.load(outcome.run_dir).spec.scaffold_keys["factory"])
     assert scaffold.origin == "user" and [n.action for n in scaffold.notes] == ["dropped duplicate"]
 
 

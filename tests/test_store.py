@@ -63,14 +63,14 @@ def test_a_truncated_output_is_retried_once_with_twice_the_budget(responder_conf
     # The responder's direct score answer is about 130 characters (33 tokens at 4 characters a token).
     tight = responder_config.model_copy(update={"budget": responder_config.budget.model_copy(update={"direct_score": 20})})
     outcome = run(tight, tmp_path / "store", small_input)
-    retried = [r for r in runs.open(outcome.run_dir).records.values() if r.task == "direct_score"]
+    retried = [r for r in runs.load(outcome.run_dir).records.values() if r.task == "direct_score"]
     assert len(retried) == 4 and all(r.attempts == 2 and r.max_tokens == 40 and r.parsed for r in retried)
     assert outcome.usage.judgments.truncation_retries == 4 and "truncated" not in outcome.failures
 
     # 8 tokens per item are far too few for the alignment verdicts, even doubled.
     tiny = responder_config.model_copy(update={"budget": responder_config.budget.model_copy(update={"base": 1, "per_item": 8})})
     cut = run(tiny, tmp_path / "store2", small_input)
-    truncated = [r for r in runs.open(cut.run_dir).records.values() if r.failure == "truncated"]
+    truncated = [r for r in runs.load(cut.run_dir).records.values() if r.failure == "truncated"]
     assert truncated and cut.failures["truncated"] == len(truncated)
     assert all(r.attempts == 2 and r.text and r.validation_error.endswith("(output cut off at max_tokens)")
                for r in truncated)  # recorded with the raw text of the second attempt
@@ -107,7 +107,7 @@ def test_two_score_processes_on_one_store_keep_every_record_exactly_once(tmp_pat
     run_dirs = sorted((store / "runs").iterdir())
     assert len(run_dirs) == 2
     for run_dir in run_dirs:
-        opened = runs.open(run_dir)
+        opened = runs.load(run_dir)
         assert opened.spec.status == "complete" and len(opened.records) == 20
         got = {(s.doc_id, s.system): s.values["fps"] for s in opened.summaries}
         assert got == {k: pytest.approx(v["fps"]) for k, v in EXPECTED.items()}
@@ -130,7 +130,7 @@ def test_a_run_written_before_the_cache_opens_and_resumes_without_sending(respon
     (old_store / "cache.sqlite").unlink()  # no cache existed then
     for extra in old_store.glob("cache.sqlite-*"):
         extra.unlink()
-    opened = runs.open(first.run_dir)
+    opened = runs.load(first.run_dir)
     assert opened.spec.format_version == 1 and opened.spec.status == "unknown"
     assert opened.spec.run_id == first.run_dir.name and len(opened.records) == 20
     assert opened.systems[0].metrics["fps"].mean is not None
@@ -139,7 +139,7 @@ def test_a_run_written_before_the_cache_opens_and_resumes_without_sending(respon
     resumed = run(responder_config, old_store, small_input, factory)
     assert resumed.run_dir == first.run_dir and resumed.resumed  # the same run id as before
     assert factory.requests == [] and resumed.requests_reused == 20  # its records went to the cache
-    assert runs.open(first.run_dir).spec.format_version == 2
+    assert runs.load(first.run_dir).spec.format_version == 2
 
 
 def test_a_run_from_a_newer_version_is_refused_with_its_format(responder_config, small_input, tmp_path):
@@ -147,9 +147,9 @@ def test_a_run_from_a_newer_version_is_refused_with_its_format(responder_config,
     spec = json.loads((outcome.run_dir / "spec.json").read_text())
     (outcome.run_dir / "spec.json").write_text(json.dumps({**spec, "format_version": 9, "new_field": 1}))
     with pytest.raises(RunNotReadable, match="run format 9; this version of scaffold_local reads formats 1 to 2"):
-        runs.open(outcome.run_dir)
+        runs.load(outcome.run_dir)
     with pytest.raises(RunNotReadable, match="not a run folder"):
-        runs.open(tmp_path)
+        runs.load(tmp_path)
 
 
 MOUNTS = """\
@@ -230,3 +230,9 @@ def test_sentence_splits_are_kept_in_the_store_per_splitter(tmp_path):
     reopened = JudgmentCache(tmp_path / "store")
     assert reopened.sentences(["C", "A. B"], "rules/1", split) == first and len(calls) == 2  # nothing split again
     assert reopened.sentences(["C"], "rules/2", split) == {"C": ["C"]} and calls[-1] == "C"  # another splitter: split
+
+
+def test_runs_open_still_reads_a_run_and_says_its_new_name():
+    """`runs.open`, the name before `runs.load` (it shadowed the built-in), keeps working for scripts."""
+    with pytest.warns(DeprecationWarning, match="runs.load"):
+        assert runs.open is runs.load

@@ -116,7 +116,7 @@ def test_a_judge_name_cannot_be_a_path(tmp_path):
 
 def test_run_open_of_a_dot_path_is_not_a_run(tmp_path):
     with pytest.raises(RunNotReadable, match="not a run folder"):
-        runs.open(tmp_path / "..")
+        runs.load(tmp_path / "..")
 
 
 SECRET = "sk-test-7f3a9c-DO-NOT-LEAK-e41b"

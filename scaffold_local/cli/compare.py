@@ -64,7 +64,7 @@ def compare(
               f"{'one shared scaffold' if shared_scaffold else 'each judge its own scaffolds'}", highlight=False)
     run_dirs = run_judges(configs, loaded, store, shared_scaffold, method_version, rich_progress, pairing=pairing)
     target = out or store / "comparisons" / "-vs-".join(dict.fromkeys(c.name for c in configs))[:120]
-    page = write_report(analyze_runs([runs.open(d) for d in run_dirs]), target)
+    page = write_report(analyze_runs([runs.load(d) for d in run_dirs]), target)
     for run_dir in run_dirs:
         console.print(f"run: {run_dir}", highlight=False)
     console.print(f"report: {page}", highlight=False)

@@ -42,13 +42,13 @@ def report(
         twice = next(path for path in run_dirs if resolved.count(path.resolve()) > 1)
         raise UsageError(f"{twice} is given twice: a judge comparison needs runs of different judges or settings",
                          hint="give each run folder once; one folder alone gives that run's report")
-    opened = [runs.open(path) for path in run_dirs]
+    opened = [runs.load(path) for path in run_dirs]
     for run in opened:
         _ = run.systems  # a run that has not finished scoring says so here
     side = None
     if individual is not None:
         try:
-            side = grouped_vs_individual(opened[0], runs.open(individual))
+            side = grouped_vs_individual(opened[0], runs.load(individual))
         except ValueError as exc:
             raise UsageError(f"--individual: {exc}") from None
     target = out or (run_dirs[0] / "report" if len(run_dirs) == 1 else run_dirs[0].parent / "report")

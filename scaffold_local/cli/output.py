@@ -97,7 +97,7 @@ def print_breakdowns(run_dir: Path, ds_scale: int) -> None:
     from ..analysis.groups import member_coverage
     from ..report import budget_table, member_table
 
-    run = runs.open(run_dir)
+    run = runs.load(run_dir)
     if (budget := of_run(run)) is not None:
         console.print(budget_table(budget, ds_scale))
     if (coverage := member_coverage(run)) is not None:

@@ -183,10 +183,10 @@ def print_outcome(outcome: RunOutcome, ds_scale: int, as_json: bool = False) -> 
         print((outcome.run_dir / "systems.json").read_text(encoding="utf-8"))
         err.print(f"run folder: {outcome.run_dir}", highlight=False)
         return
-    console.print(results(runs.open(outcome.run_dir), ds_scale))
+    console.print(results(runs.load(outcome.run_dir), ds_scale))
     if outcome.holistic_pairs:
         from ..analysis.rankings import rankings_of  # scipy's optimiser: loaded only when asked for
 
-        console.print(rankings_table(rankings_of(runs.open(outcome.run_dir))))
+        console.print(rankings_table(rankings_of(runs.load(outcome.run_dir))))
     print_breakdowns(outcome.run_dir, ds_scale)
     console.print(f"run folder: {outcome.run_dir}  (systems.json/.csv, summaries.jsonl/.csv/.parquet, records.jsonl)")

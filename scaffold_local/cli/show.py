@@ -43,7 +43,7 @@ def show(
 ) -> None:
     """Print a finished run: the per-system table, or the evidence behind one summary's scores."""
     check_ds_scale(ds_scale)
-    run = runs.open(run_dir)
+    run = runs.load(run_dir)
     _ = run.systems  # a run that has not finished scoring says so here
     if as_json:
         print((run.dir / "systems.json").read_text(encoding="utf-8"))

@@ -25,7 +25,7 @@ from ..analysis.items import item_verdicts
 from ..analysis.pairwise import grounded_preferences
 from ..data.inputs import Candidate, LoadedInput
 from ..method.metrics import rouge_l
-from ..runs import open as open_run
+from ..runs import load as load_run
 from ..runs.holistic_pairs import Pairing
 from ..runs.pipeline import Pipeline
 from .agreement import grouped_bootstrap
@@ -54,7 +54,7 @@ def pair_orders(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int, task:
                 people_scores: dict[str, PeopleScore]) -> MetaEvalResult:
     loaded, lexical = _input(task, docs)
     outcome = pipeline.score(loaded, pairing=Pairing())
-    run = open_run(outcome.run_dir)
+    run = load_run(outcome.run_dir)
     values = {(s.doc_id, s.system): {**{m: s.values.get(m) for m in ("fps", "fc", "ds")}, **lexical[s.doc_id, s.system]}
               for s in outcome.summaries}
     # each preference under both orders of its pair, so that people's order of a pair finds it whichever way it was read

@@ -1,7 +1,17 @@
 """A run end to end: the pipeline that scores (pipeline.py), where its scaffolds come from
 (sources.py), judge comparisons (comparison.py), justifications on demand (explain.py), and reading a
-finished run (run.py: `scaffold_local.runs.open(path)`)."""
+finished run (run.py: `scaffold_local.runs.load(path)`)."""
 
-from .run import Run, in_store, open  # noqa: A004 - runs.open(path) reads like the file it opens
+import warnings
+from typing import Any
 
-__all__ = ["Run", "in_store", "open"]
+from .run import Run, in_store, load
+
+__all__ = ["Run", "in_store", "load"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "open":  # the name before `load`: kept for scripts, without shadowing the built-in here
+        warnings.warn("scaffold_local.runs.open is now scaffold_local.runs.load", DeprecationWarning, stacklevel=2)
+        return load
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,7 @@
-"""Reading runs: `scaffold_local.runs.open(path)` gives a run's spec, scores, records and scaffolds
+"""Reading runs: `scaffold_local.runs.load(path)` gives a run's spec, scores, records and scaffolds
 to the report, the analysis and any script.
 
-    run = runs.open("scaffold_store/runs/news-smollm2-135m-transformers-7cf81bcb")
+    run = runs.load("scaffold_store/runs/news-smollm2-135m-transformers-7cf81bcb")
     run.spec.judge["name"], run.spec.method_version, run.spec.status
     for s in run.systems: print(s.system, s.metrics["fps"].mean)
     run.records_for("heater-recall", "verbose")["facts"].parsed
@@ -127,7 +127,8 @@ class Run:
         return Counter(note.action for key in keys if (s := self.scaffold(key)) for note in s.notes)
 
 
-def open(run_dir: Path | str) -> Run:  # noqa: A001 - runs.open(path) reads like the file it opens
+def load(run_dir: Path | str) -> Run:
+    """A finished (or partial) run from its folder; RunNotReadable says why a folder is not one."""
     run_dir = Path(run_dir)
     try:
         folder = RunFolder(run_dir.parent.parent, run_dir.name)
@@ -151,6 +152,6 @@ def in_store(store: Path) -> Iterator[Run | RunNotReadable]:
     """Every run folder of a store, in name order: the run, or why it cannot be read (for the caller to say or skip)."""
     for folder in sorted((store / "runs").iterdir()) if (store / "runs").is_dir() else []:
         try:
-            yield open(folder)
+            yield load(folder)
         except RunNotReadable as exc:
             yield exc

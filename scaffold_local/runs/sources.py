@@ -16,7 +16,7 @@ from ..judging.config import ModelConfig
 from ..judging.judge import Judge
 from ..method.scaffold import Scaffold
 from ..records import Record, ScaffoldSource
-from .run import open as open_run
+from .run import load as load_run
 
 
 @dataclass
@@ -50,7 +50,7 @@ def identify(source: ScaffoldSource) -> ScaffoldSource:
         return source.model_copy(update={"fingerprint": ModelConfig.load(source.reference).fingerprint()})
     if source.kind == "run":
         return source.model_copy(update={"reference": str(Path(source.reference or "").resolve()),
-                                         "fingerprint": open_run(source.reference or "").spec.identity_hash()})
+                                         "fingerprint": load_run(source.reference or "").spec.identity_hash()})
     if source.kind == "file":
         path = Path(source.reference or "")
         if not path.is_file():
@@ -76,7 +76,7 @@ def from_judge(judge: Judge, documents: list[Document], store: ScaffoldStore) ->
 
 def from_run(run_dir: str, documents: list[Document], store: ScaffoldStore) -> ScaffoldSet:
     """The scaffolds a finished run used, matched by document id and text."""
-    run = open_run(run_dir)
+    run = load_run(run_dir)
     keys = run.spec.scaffold_keys or {c["doc_id"]: c["scaffold_key"] for c in run.candidates if c.get("scaffold_key")}
     out = ScaffoldSet()
     for document in documents:
