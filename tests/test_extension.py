@@ -118,3 +118,18 @@ class Echo(BaseBackend):
     assert "judge: echo (echo)" in result.output
     with pytest.raises(fresh_registry.BackendError, match="'broken' is declared as 'echo_engine:Missing', which does not"):
         fresh_registry.backend_class("broken")
+
+
+def test_code_built_on_the_package_tests_itself_on_the_public_responder(tmp_path):
+    """`scaffold_local.testing.responder_judge()`: the responder's rules make the first two sentences of a
+    document its main facts, and a fact kept when a summary sentence holds 60% of its content words."""
+    from scaffold_local import evaluate
+    from scaffold_local.testing import responder_judge
+
+    document = "Ada Lovelace wrote the first program. She worked with Charles Babbage. The engine was never built."
+    records = [{"doc_id": "d", "document": document, "system": "copy", "summary": "Ada Lovelace wrote the first "
+                "program. She worked with Charles Babbage."},
+               {"doc_id": "d", "document": document, "system": "detail", "summary": "The engine was never built."}]
+    systems = evaluate(records, judge=responder_judge(), store=tmp_path / "store", progress=False).systems
+    assert systems.loc["copy", "main_fc"] == 1.0 and systems.loc["detail", "main_fc"] == 0.0
+    assert systems.loc["detail", "supp_fc"] == 1.0

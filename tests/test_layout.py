@@ -21,7 +21,7 @@ WINGS = [
     ("runs",),  # a run end to end, and reading it back
     ("analysis", "metaeval"),  # decisions from runs; agreement with people
     ("judge_check",),
-    ("report", "evaluation", "integrations"),  # for people and notebooks
+    ("report", "evaluation", "integrations", "testing"),  # for people, notebooks and their tests
     ("cli",),
     ("__init__",),
 ]
