@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from scaffold_local.analysis.bradley_terry import Preference, fit, rank
+from scaffold_local.analysis.bradley_terry import Preference, fit, rank, separated_pairs
 from scaffold_local.analysis.items import ItemVerdicts
 from scaffold_local.analysis.pairwise import grounded_preferences, p_more, pair_evidence
 from scaffold_local.analysis.rankings import GROUNDED, side_by_side
@@ -47,6 +47,16 @@ def test_the_evidence_of_one_pair_and_its_preference():
     assert pair.preference == 1.0 and pair.deciding_view == "facts"  # main facts decide before questions
     # A keeps 0, 1, 2 main facts with .02, .26, .72; B with .21, .58, .21: P(A > B) = .26 x .21 + .72 x .79
     assert pair.p_a_more_main_facts == pytest.approx(0.26 * 0.21 + 0.72 * 0.79)
+
+
+def test_a_preference_by_probabilities_needs_a_margin_else_it_is_a_tie():
+    close = pair_evidence([item("facts", "F1", "main point", {"A": True, "B": True}, {"A": 0.6, "B": 0.5})], "d1", "A", "B")
+    # P(A more) = 0.6 x 0.5 = 0.30, P(B more) = 0.5 x 0.4 = 0.20: 0.10 apart, within the margin of 0.2
+    assert (close.p_a_more_main_facts, close.p_b_more_main_facts) == (pytest.approx(0.30), pytest.approx(0.20))
+    assert close.probable_preference == 0.5
+    apart = pair_evidence([item("facts", "F1", "main point", {"A": True, "B": False}, {"A": 0.9, "B": 0.2})], "d1", "A", "B")
+    # P(A more) = 0.9 x 0.8 = 0.72, P(B more) = 0.2 x 0.1 = 0.02: 0.70 apart
+    assert apart.probable_preference == 1.0
 
 
 def test_a_tie_on_main_facts_goes_to_questions_and_else_stays_a_tie():
@@ -104,6 +114,17 @@ def test_a_ranking_has_intervals_from_resampled_documents_and_counts_separated_p
     five_documents = rank(always[:5] + always[8:13], ["A", "B", "C"])  # too few to call any pair separated
     assert five_documents.not_assessed and five_documents.strengths[0].low is None
     assert five_documents.pairs_separated == 0
+
+
+def test_separated_pairs_are_holm_adjusted_over_the_pairs():
+    # 100 resamples of three pairs' differences: always above 0 (p = 0), 2 of 100 at or below 0 (p = 0.04),
+    # 3 of 100 (p = 0.06). Holm: 0 x 3, 0.04 x 2 = 0.08, 0.06 x 1 -> 0.08 kept monotone: one pair separated,
+    # where unadjusted 95% percentile intervals would separate two.
+    differences = np.ones((100, 3))
+    differences[:2, 1] = -1.0
+    differences[:3, 2] = -1.0
+    assert separated_pairs(differences) == 1
+    assert separated_pairs(differences[:, :2]) == 2  # two pairs: 0.04 x 1 after 0 x 2
 
 
 def test_a_ranking_shows_ties_as_ties():

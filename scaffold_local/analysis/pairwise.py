@@ -18,6 +18,9 @@ from .items import ItemVerdicts
 
 MAIN = "main point"
 DECIDING_VIEWS = ("facts", "questions", "entities")  # in the order they break a tie
+# A preference by probabilities needs P(A keeps more main facts) and P(B keeps more) this far apart (where equal
+# counts are impossible: P(A more) outside [0.4, 0.6]); a smaller gap is reading noise, and a tie.
+PREFERENCE_MARGIN = 0.2
 
 
 @dataclass(frozen=True)
@@ -44,12 +47,13 @@ class PairEvidence:
 
     @property
     def probable_preference(self) -> float | None:
-        """1 where A is likelier to keep more main facts than B than the reverse, 0 the other way, 0.5 alike
-        (None without main facts): the preference by the item probabilities, not the counted verdicts."""
+        """1 where A is likelier to keep more main facts than B than the reverse by more than PREFERENCE_MARGIN,
+        0 the other way, else 0.5 (None without main facts): the preference by the item probabilities, not the
+        counted verdicts."""
         a, b = self.p_a_more_main_facts, self.p_b_more_main_facts
         if a is None or b is None:
             return None
-        return 0.5 if abs(a - b) < 1e-9 else float(a > b)
+        return 1.0 if a - b > PREFERENCE_MARGIN else 0.0 if b - a > PREFERENCE_MARGIN else 0.5
 
     @property
     def deciding_view(self) -> str | None:
