@@ -68,6 +68,14 @@ def test_every_top_level_module_belongs_to_a_wing():
     assert top - set(WING_OF) == set()
 
 
+def test_the_architecture_page_names_the_wings_in_their_order():
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    sentence = text[text.index("The package is"):text.index("Each wing imports")]
+    assert f"{len(WINGS)} wings" in sentence
+    positions = [[sentence.index(name) for name in names] for names in WINGS]
+    assert positions == sorted(positions), "the page lists the wings out of order"
+
+
 def test_no_import_points_up_a_wing():
     climbs = [f"{name} -> {target}" for name, path in modules().items() for target in imports(name, path)
               if wing(target) > wing(name)]
