@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import runs
 from .analysis.budget import OVER, WITHIN, check_budget, of_run
 from .analysis.items import item_verdicts
 from .analysis.paired import compare
@@ -35,7 +36,6 @@ from .errors import InputError, UsageError
 from .judging.config import ModelConfig
 from .judging.dispatch import no_progress
 from .method.metrics import METRICS
-from .runs.holistic_pairs import Pairing, cost
 from .runs.pipeline import Pipeline, RunOutcome
 
 if TYPE_CHECKING:
@@ -81,18 +81,20 @@ def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Pat
     config = judge if isinstance(judge, ModelConfig) else ModelConfig.load(judge)
     pipeline = Pipeline(config, Path(store), progress=_progress_bar if progress else no_progress, method=method_version)
     try:
-        prepared = pipeline.prepare(loaded, chunk_tokens=chunk_tokens)
-        fitted = prepared.loaded
-        if prepared.nothing_fits:
+        plan = runs.plan(pipeline, loaded, runs.RunOptions(run_name, word_budget, chunk_tokens, pairwise))
+        fitted = plan.loaded
+        if plan.nothing_fits:
             raise InputError(no_usable_records(fitted))
         skipped = [issue for issue in fitted.issues if issue.severity == "error"]
         if skipped:  # shown by a notebook; the rest is scored
             warnings.warn(f"{len(skipped)} record(s) not scored, all in result.issues; the first: {skipped[0]}",
                           stacklevel=2)
-        pairing = None if pairwise is None else Pairing.parse(pairwise, fitted.systems)
-        for note in [*prepared.notes, *([cost(pipeline.judge, fitted, pairing)] if pairing else [])]:
+        if plan.judges_first_run_here:
+            plan.notes.append(f"first run with judge {config.name} in this store: how far its verdicts can be trusted "
+                              f"is a few minutes away: scaffold-local check-judge -m {config.name}")
+        for note in plan.notes:
             warnings.warn(note, stacklevel=2)
-        outcome = pipeline.score(fitted, run_name, word_budget=word_budget, pairing=pairing)
+        outcome = plan.execute()
     finally:
         pipeline.close()
     return _tables(outcome, fitted)
@@ -116,8 +118,6 @@ def _records(data: Any) -> list[Any]:
 
 def _tables(outcome: RunOutcome, loaded: LoadedInput) -> Evaluation:
     import pandas as pd
-
-    from . import runs
 
     summaries = pd.DataFrame([{"doc_id": s.doc_id, "system": s.system, "n_sentences": s.n_sentences,
                                **{m: _number(s.values.get(m)) for m in METRICS}, "undefined": s.undefined}

@@ -4,6 +4,7 @@ on the same records in a file, as pandas tables; bad records are named and skipp
 from __future__ import annotations
 
 import math
+import warnings
 
 import pandas as pd
 import pytest
@@ -75,3 +76,12 @@ def test_data_that_cannot_be_scored_is_refused_with_the_reason(tmp_path):
         _evaluate([{"document": "A text.", "system": "a"}], tmp_path / "store")
     with pytest.raises(InputError, match="no usable records"):
         _evaluate(["not a record"], tmp_path / "store")
+
+
+def test_a_notebook_hears_of_the_judge_check_on_a_judges_first_run_in_a_store_only(tmp_path):
+    with pytest.warns(UserWarning, match="first run with judge responder in this store.*check-judge -m responder"):
+        _evaluate(RECORDS, tmp_path / "store")
+    with warnings.catch_warnings(record=True) as heard:
+        warnings.simplefilter("always")
+        _evaluate(RECORDS, tmp_path / "store")
+    assert not [w for w in heard if "first run with judge" in str(w.message)]

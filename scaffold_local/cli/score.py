@@ -9,18 +9,14 @@ import typer
 from rich.markup import escape
 
 from .. import runs
-from ..data.inputs import LoadedInput
 from ..data.store import check_run_name
-from ..judge_check.checking import first_use
-from ..judging.config import ModelConfig
 from ..method.text import counted
 from ..records import RETRYABLE_FAILURES
 from ..report import rankings_table, results
-from ..runs.estimate import LONG_RUN_S, estimate
 from ..runs.failures import SHOWN
 from ..runs.failures import describe as describe_failure
-from ..runs.holistic_pairs import Pairing, cost
-from ..runs.pipeline import Pipeline, RunOutcome
+from ..runs.pipeline import RunOutcome
+from ..runs.plan import RunOptions, RunPlan
 from ..runs.sources import source_from_options
 from .options import (
     DEFAULT_STORE,
@@ -101,34 +97,35 @@ def score(
                         group_field)
     source = source_from_options(scaffolds_from, scaffold_file, default_label.value)
     pipeline = make_pipeline(model, store, batch_requests, method_version, source, verdict_confidence, weighted_verdicts)
-    prepared = pipeline.prepare(loaded, chunk_tokens=chunk_tokens)
-    loaded = kept_in_context(prepared, [pipeline.config])
-    suggest_the_judge_check(store, pipeline.config, model)
-    err.print(prepared.summary, highlight=False)
-    pairing = None if pairwise is None else Pairing.parse(pairwise, loaded.systems)
-    afresh = [f"to extract them afresh: scaffold-local score {input_path}"] if pipeline.source.extracted_by else []
-    print_notes([*prepared.notes, *afresh, *([cost(pipeline.judge, loaded, pairing)] if pairing else [])])
-    outcome = scored(pipeline, loaded, run_name, word_budget, pairing, store)
+    try:
+        plan = runs.plan(pipeline, loaded, RunOptions(run_name, word_budget, chunk_tokens, pairwise))
+        kept_in_context(plan.prepared, [pipeline.config])
+        outcome = scored(plan, str(input_path), model)
+    finally:
+        pipeline.close()
     print_outcome(outcome, ds_scale, as_json)
     if outcome.status == "partial":
         say_partial(outcome, allow_partial)
 
 
-def scored(pipeline: Pipeline, loaded: LoadedInput, run_name: str | None, word_budget: int | None,
-           pairing: Pairing | None, store: Path) -> RunOutcome:
-    """The run (announced with its estimate where it will be long), the engine closed whatever happens; Ctrl-C says
+def scored(plan: RunPlan, input_name: str, model: str | None) -> RunOutcome:
+    """What to read before the run (the summary, the notes, the estimate of a long run), then the run; Ctrl-C says
     what is kept and how to go on (exit 130)."""
-    guess = estimate(store, pipeline.config.name, pipeline.method.number, len(loaded.candidates))
-    if guess is not None and guess.seconds >= LONG_RUN_S:
-        err.print(guess.describe(), highlight=False)
+    config = plan.pipeline.config
+    if plan.judges_first_run_here:
+        err.print(f"first run with judge {escape(config.name)} in this store: how far its verdicts can be trusted is a "
+                  f"few minutes away: scaffold-local check-judge -m {escape(model or config.name)}", highlight=False)
+    err.print(plan.prepared.summary, highlight=False)
+    afresh = [f"to extract them afresh: scaffold-local score {input_name}"] if plan.pipeline.source.extracted_by else []
+    print_notes([*plan.notes, *afresh])
+    if plan.estimate is not None:
+        err.print(plan.estimate.describe(), highlight=False)
     try:
-        return pipeline.score(loaded, run_name, word_budget=word_budget, pairing=pairing)
+        return plan.execute()
     except KeyboardInterrupt:
-        err.print(f"interrupted: every judgment finished so far is stored in {store}; run the same command again to "
-                  "resume (nothing stored is sent again)", highlight=False)
+        err.print(f"interrupted: every judgment finished so far is stored in {plan.pipeline.store_root}; run the same "
+                  "command again to resume (nothing stored is sent again)", highlight=False)
         raise typer.Exit(INTERRUPTED) from None
-    finally:
-        pipeline.close()
 
 
 def say_partial(outcome: RunOutcome, allow_partial: bool) -> None:
@@ -139,12 +136,6 @@ def say_partial(outcome: RunOutcome, allow_partial: bool) -> None:
               + f". Every one: {escape(str(outcome.run_dir / 'failures.jsonl'))}[/yellow]", highlight=False)
     if not allow_partial:
         raise typer.Exit(PARTIAL)
-
-
-def suggest_the_judge_check(store: Path, config: ModelConfig, model: str | None) -> None:
-    if first_use(store, config):
-        err.print(f"first run with judge {escape(config.name)} in this store: how far its verdicts can be trusted is a "
-                  f"few minutes away: scaffold-local check-judge -m {escape(model or config.name)}", highlight=False)
 
 
 def print_outcome(outcome: RunOutcome, ds_scale: int, as_json: bool = False) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import runs
 from ..data.loading import load_records
 from ..errors import MissingExtraError
 from ..judging.config import ModelConfig
@@ -61,10 +62,10 @@ class _JudgeThread:
     def _score(self, record: dict[str, Any]) -> _Scored:
         if self.pipeline is None:
             self.pipeline = Pipeline(ModelConfig.load(self.judge), self.store, method=self.method_version)
-        fitted = self.pipeline.prepare(load_records([record])).loaded
-        if not fitted.candidates:
-            return _Scored(None, None, False, "; ".join(str(i) for i in fitted.issues))
-        outcome = self.pipeline.score(fitted)
+        plan = runs.plan(self.pipeline, load_records([record]))
+        if plan.nothing_fits:
+            return _Scored(None, None, False, "; ".join(str(i) for i in plan.loaded.issues))
+        outcome = plan.execute()
         summary = outcome.summaries[0] if outcome.summaries else None
         problem = "; ".join(outcome.failed_summaries.values())
         return _Scored(summary, outcome.run_dir, outcome.extraction.computed > 0, problem)

@@ -3,7 +3,6 @@ cite it."""
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -160,15 +159,3 @@ def describe_saved(store: Path, config: ModelConfig, method: int) -> str | None:
         return "no balanced accuracy (no valid verdicts)"
     return (f"balanced accuracy {ba:.3f} [{low:.3f}, {high:.3f}] on {saved['items']} built-in items "
             f"(word overlap {saved['overlap_balanced_accuracy']:.3f})")
-
-
-def first_use(store: Path, config: ModelConfig) -> bool:
-    """True the first time this judge config (by fingerprint) scores in this store; remembers it."""
-    if any((store / "judge-checks").glob(f"{glob.escape(config.name)}-{config.fingerprint()[:12]}*.json")):
-        return False
-    seen = store / "judge-checks" / "seen" / hashlib.sha256(config.fingerprint().encode()).hexdigest()[:16]
-    if seen.is_file():
-        return False
-    seen.parent.mkdir(parents=True, exist_ok=True)
-    seen.write_text(config.name, encoding="utf-8")
-    return True

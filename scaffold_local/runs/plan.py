@@ -1,0 +1,80 @@
+"""A run's set-up, done once for every front end: `plan(pipeline, loaded, options)` fits the input to the judge's
+context, parses the pairing, gathers what the user should read first (the summary line, the notes, the pairwise
+cost, the estimate of a long run, a judge's first use in this store), and `RunPlan.execute()` scores. The CLI,
+`evaluate()` and the Inspect scorer only build options and render the plan; whoever made the pipeline closes it."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..data.inputs import InputIssue, LoadedInput
+from .estimate import LONG_RUN_S, Estimate, estimate
+from .holistic_pairs import Pairing, cost
+from .pipeline import Pipeline, Prepared, RunOutcome
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    run_name: str | None = None  # the run folder's name under <store>/runs/ (default: from the run's identity)
+    word_budget: int | None = None
+    chunk_tokens: int | None = None  # read documents over this many tokens in chunks
+    pairwise: str | None = None  # the holistic pairwise baseline: "all", or one system against every other
+    command: tuple[str, ...] | None = None  # what the run spec records as the command
+
+
+@dataclass
+class RunPlan:
+    pipeline: Pipeline
+    prepared: Prepared
+    options: RunOptions
+    pairing: Pairing | None
+    notes: list[str]  # what the user should know before scoring: the prepared notes, the pairwise cost
+    estimate: Estimate | None  # said before a run expected to take LONG_RUN_S or more
+    judges_first_run_here: bool  # no judge check of this config in the store, and it never scored there
+
+    @property
+    def loaded(self) -> LoadedInput:
+        return self.prepared.loaded
+
+    @property
+    def issues(self) -> list[InputIssue]:
+        return self.prepared.issues
+
+    @property
+    def nothing_fits(self) -> bool:
+        return self.prepared.nothing_fits
+
+    def execute(self) -> RunOutcome:
+        options = self.options
+        return self.pipeline.score(self.loaded, options.run_name, options.command, word_budget=options.word_budget,
+                                   pairing=self.pairing)
+
+
+def plan(pipeline: Pipeline, loaded: LoadedInput, options: RunOptions = RunOptions()) -> RunPlan:
+    """Every check and set-up step of a run, before anything is sent."""
+    prepared = pipeline.prepare(loaded, chunk_tokens=options.chunk_tokens)
+    fitted = prepared.loaded
+    pairing = None if options.pairwise is None else Pairing.parse(options.pairwise, fitted.systems)
+    notes = [*prepared.notes, *([cost(pipeline.judge, fitted, pairing)] if pairing else [])]
+    guess = estimate(pipeline.store_root, pipeline.config.name, pipeline.method.number, len(fitted.candidates))
+    return RunPlan(pipeline, prepared, options, pairing, notes,
+                   guess if guess is not None and guess.seconds >= LONG_RUN_S else None,
+                   not prepared.nothing_fits and _first_run_here(pipeline.store_root, pipeline))
+
+
+def _first_run_here(store: Path, pipeline: Pipeline) -> bool:
+    """True the first time this judge config (by fingerprint) scores in this store with no judge check of it there;
+    remembers it."""
+    config = pipeline.config
+    fingerprint = config.fingerprint()
+    checks = store / "judge-checks"
+    if checks.is_dir() and any(p.name.startswith(f"{config.name}-{fingerprint[:12]}") for p in checks.glob("*.json")):
+        return False
+    seen = checks / "seen" / hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
+    if seen.is_file():
+        return False
+    seen.parent.mkdir(parents=True, exist_ok=True)
+    seen.write_text(config.name, encoding="utf-8")
+    return True
