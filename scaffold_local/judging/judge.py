@@ -2,13 +2,14 @@
 plans each request (prompt + per-request schema + token budget) and reads its output back into a
 record, parsed or failed with a failure class; assembles scaffolds and the metric inputs of one
 summary. Knows prompts, schemas and the views; never an engine. Each job lives in its own module:
-extraction.py (stage 1), written_verdicts.py and read_verdicts.py (stage 2, by method version) and
-judgments.py (records -> metric inputs); this class only binds them to its setup."""
+extraction.py (stage 1), written_verdicts.py and read_verdicts.py (stage 2: each judgment task's planner, written
+or read, is chosen once when the judge is bound to its method version) and judgments.py (records -> metric
+inputs); this class only binds them to its setup."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ..backends.base import Result
 from ..data.inputs import Candidate, Document
@@ -28,6 +29,9 @@ from .prompts import PromptTemplate
 from .read_verdicts import VerdictReader
 from .written_verdicts import parse_written, plan_written
 
+# One summary's requests of one judgment task: (scaffold, document, candidate, task, the summary's sentences).
+Planner = Callable[[Scaffold | None, Document, Candidate, str, list[str]], list[PlannedRequest]]
+
 
 class Judge(JudgeSetup):
     """Binds a model config, a method version and its prompt set; turns documents and summaries into
@@ -39,6 +43,11 @@ class Judge(JudgeSetup):
         # Every judge reads what it was asked to read (the holistic pairwise baseline is read under any version);
         # only a version that reads its verdicts plans its judgments as readings.
         self.reader = VerdictReader(self)
+        # Each judgment task's way of asking, written or read, chosen once here for the method version.
+        written = functools.partial(plan_written, self)
+        self.planners: dict[str, Planner] = {
+            task: self.reader.plan if self.method.reads(judgment_kind(task) or "") else written
+            for task in self.judgment_tasks()}
 
     # ------------------------------------------------------------ stage 1: extraction
 
@@ -66,13 +75,8 @@ class Judge(JudgeSetup):
         sentences = self.sentences(candidate.summary, self.summary_language(document))
         if not sentences:
             return []
-        planned = []
-        for asked in self.judgment_tasks():  # each task written or read, as the method version says
-            if task in (None, asked):
-                plan = self.reader.plan if self.method.reads(judgment_kind(asked) or "") else \
-                    functools.partial(plan_written, self)
-                planned += plan(scaffold, document, candidate, asked, sentences)
-        return planned
+        return [request for asked, plan in self.planners.items() if task in (None, asked)
+                for request in plan(scaffold, document, candidate, asked, sentences)]
 
     def judgment_tasks(self) -> tuple[str, ...]:
         """Every judgment task, in the order a summary's requests are planned: the views', the sentence check,
