@@ -43,3 +43,22 @@ def test_the_rule_mean_at_least_zero_none_below_the_margin_few_failures():
     assert not decide({"A": _row(0.01), "B": _row(-0.02)}, "version 9", "version 15")["moves"]  # mean below 0
     failing = decide({"A": _row(0.10, failed=3), "B": _row(0.0)}, "version 9", "version 15")
     assert not failing["moves"] and failing["sets with too many failed items"] == ["A"]
+
+
+def test_the_readmes_validation_table_states_each_sets_numbers_for_the_chosen_version():
+    from benchmarks.validation_table import validation_table
+
+    entry = {"value": 0.8, "low95": 0.75, "high95": 0.85}
+    result = {"versions": ["version 9", "version 15"], "table": {
+        "REALSumm": {"documents": 47, "items": 2565, "version 9": {"value": 0.79, "low95": None}, "version 15": entry,
+                     "word overlap": {"value": 0.7431, "low95": 0.7, "high95": 0.78}, "human ceiling": {"value": 0.9}},
+        "SummEdits": {"documents": 60, "items": 353, "version 9": entry, "version 15": {"value": None},
+                      "word overlap": entry}}}
+    assert validation_table(result, 15).splitlines()[2:] == [
+        "| a key fact is in the summary (REALSumm) | 47 documents, 2565 key facts | 0.800 [0.750, 0.850] | "
+        "0.743 [0.700, 0.780] | 0.900 |",
+        "| the summary is inconsistent (SummEdits; mean of its domains) | 60 documents, 353 summaries | - | "
+        "0.800 [0.750, 0.850] | - |"]
+    assert "| 0.790 |" in validation_table(result, 9)
+    with pytest.raises(SystemExit, match="not version 7"):
+        validation_table(result, 7)
