@@ -11,7 +11,7 @@ In a notebook, `scaffold_local.evaluate(df)` does the same for a DataFrame, a `d
 list of dicts and returns pandas tables (evaluation.py).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import runs
 from .data.inputs import FieldMap, LoadedInput
@@ -21,6 +21,9 @@ from .judging.config import ModelConfig
 from .method.metrics import SummaryScores, SystemScores, score_summary, system_means
 from .method.scaffold import Scaffold
 from .runs.pipeline import Pipeline, RunOutcome
+
+if TYPE_CHECKING:  # for type checkers and the API reference; at run time on first use (below)
+    from .evaluation import Evaluation, evaluate
 
 __version__ = "0.1.0"
 __all__ = ["Evaluation", "FieldMap", "LoadedInput", "ModelConfig", "Pipeline", "RunOutcome", "Scaffold",

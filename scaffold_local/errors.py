@@ -6,6 +6,10 @@ Imports nothing: every layer may raise these."""
 
 from __future__ import annotations
 
+__all__ = ["BackendError", "ConfigError", "EmbeddedModelError", "EvalDataError", "InputError", "MissingExtraError",
+           "ModelFolderError", "OutputError", "PromptError", "RunNameError", "RunNotReadable", "ScaffoldLocalError",
+           "SpecMismatch", "StoreError", "SummaryNotFound", "UsageError"]
+
 
 class ScaffoldLocalError(Exception):
     """The root: catch this to catch every error scaffold_local raises on purpose."""

@@ -16,7 +16,7 @@ from ..report import rankings_table, results
 from ..runs.failures import SHOWN
 from ..runs.failures import describe as describe_failure
 from ..runs.pipeline import RunOutcome
-from ..runs.plan import RunOptions, RunPlan
+from ..runs.planning import RunOptions, RunPlan
 from ..runs.sources import source_from_options
 from .options import (
     DEFAULT_STORE,

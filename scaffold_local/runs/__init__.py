@@ -1,12 +1,12 @@
 """A run end to end: the pipeline that scores (pipeline.py), where its scaffolds come from
 (sources.py), judge comparisons (comparison.py), justifications on demand (explain.py), and reading a
-finished run (run.py: `scaffold_local.runs.load(path)`); every front end sets a run up through plan.py
+finished run (run.py: `scaffold_local.runs.load(path)`); every front end sets a run up through planning.py
 (`runs.plan(pipeline, loaded, options).execute()`)."""
 
 import warnings
 from typing import Any
 
-from .plan import RunOptions, RunPlan, plan
+from .planning import RunOptions, RunPlan, plan
 from .run import Run, in_store, load
 
 __all__ = ["Run", "RunOptions", "RunPlan", "in_store", "load", "plan"]
