@@ -89,10 +89,7 @@ def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Pat
         if skipped:  # shown by a notebook; the rest is scored
             warnings.warn(f"{len(skipped)} record(s) not scored, all in result.issues; the first: {skipped[0]}",
                           stacklevel=2)
-        if plan.judges_first_run_here:
-            plan.notes.append(f"first run with judge {config.name} in this store: how far its verdicts can be trusted "
-                              f"is a few minutes away: scaffold-local check-judge -m {config.name}")
-        for note in plan.notes:
+        for note in [*plan.notes, *filter(None, [plan.first_run_hint()])]:
             warnings.warn(note, stacklevel=2)
         outcome = plan.execute()
     finally:

@@ -111,10 +111,8 @@ def score(
 def scored(plan: RunPlan, input_name: str, model: str | None) -> RunOutcome:
     """What to read before the run (the summary, the notes, the estimate of a long run), then the run; Ctrl-C says
     what is kept and how to go on (exit 130)."""
-    config = plan.pipeline.config
-    if plan.judges_first_run_here:
-        err.print(f"first run with judge {escape(config.name)} in this store: how far its verdicts can be trusted is a "
-                  f"few minutes away: scaffold-local check-judge -m {escape(model or config.name)}", highlight=False)
+    if (hint := plan.first_run_hint(model)) is not None:
+        err.print(escape(hint), highlight=False)
     err.print(plan.prepared.summary, highlight=False)
     afresh = [f"to extract them afresh: scaffold-local score {input_name}"] if plan.pipeline.source.extracted_by else []
     print_notes([*plan.notes, *afresh])

@@ -46,6 +46,15 @@ class RunPlan:
     def nothing_fits(self) -> bool:
         return self.prepared.nothing_fits
 
+    def first_run_hint(self, named: str | None = None) -> str | None:
+        """On the judge's first run in this store, how to learn how far its verdicts can be trusted (`named`: the
+        config as the user named it)."""
+        if not self.judges_first_run_here:
+            return None
+        name = self.pipeline.config.name
+        return (f"first run with judge {name} in this store: how far its verdicts can be trusted is a few minutes "
+                f"away: scaffold-local check-judge -m {named or name}")
+
     def execute(self) -> RunOutcome:
         options = self.options
         return self.pipeline.score(self.loaded, options.run_name, options.command, word_budget=options.word_budget,
