@@ -9,7 +9,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..data.inputs import InputIssue, LoadedInput
+from ..data.inputs import LoadedInput
 from .estimate import LONG_RUN_S, Estimate, estimate
 from .holistic_pairs import Pairing, cost
 from .pipeline import Pipeline, Prepared, RunOutcome
@@ -37,10 +37,6 @@ class RunPlan:
     @property
     def loaded(self) -> LoadedInput:
         return self.prepared.loaded
-
-    @property
-    def issues(self) -> list[InputIssue]:
-        return self.prepared.issues
 
     @property
     def nothing_fits(self) -> bool:
