@@ -5,6 +5,7 @@ cost, the estimate of a long run, a judge's first use in this store), and `RunPl
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,6 @@ class RunPlan:
     options: RunOptions
     pairing: Pairing | None
     notes: list[str]  # what the user should know before scoring: the prepared notes, the pairwise cost
-    estimate: Estimate | None  # said before a run expected to take LONG_RUN_S or more
     judges_first_run_here: bool  # no judge check of this config in the store, and it never scored there
 
     @property
@@ -41,6 +41,14 @@ class RunPlan:
     @property
     def nothing_fits(self) -> bool:
         return self.prepared.nothing_fits
+
+    @functools.cached_property
+    def estimate(self) -> Estimate | None:
+        """How long a run expected to take LONG_RUN_S or more will take, else None; read from the store's runs only
+        when asked (a scorer that runs once per sample does not walk them each time)."""
+        pipeline = self.pipeline
+        guess = estimate(pipeline.store_root, pipeline.config.name, pipeline.method.number, len(self.loaded.candidates))
+        return guess if guess is not None and guess.seconds >= LONG_RUN_S else None
 
     def first_run_hint(self, named: str | None = None) -> str | None:
         """On the judge's first run in this store, how to learn how far its verdicts can be trusted (`named`: the
@@ -63,9 +71,7 @@ def plan(pipeline: Pipeline, loaded: LoadedInput, options: RunOptions = RunOptio
     fitted = prepared.loaded
     pairing = None if options.pairwise is None else Pairing.parse(options.pairwise, fitted.systems)
     notes = [*prepared.notes, *([cost(pipeline.judge, fitted, pairing)] if pairing else [])]
-    guess = estimate(pipeline.store_root, pipeline.config.name, pipeline.method.number, len(fitted.candidates))
     return RunPlan(pipeline, prepared, options, pairing, notes,
-                   guess if guess is not None and guess.seconds >= LONG_RUN_S else None,
                    not prepared.nothing_fits and _first_run_here(pipeline.store_root, pipeline))
 
 
