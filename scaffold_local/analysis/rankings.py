@@ -30,7 +30,7 @@ class RankingRow:
     name: str  # a metric, or GROUNDED
     order: list[str]  # best first
     scores: dict[str, float]  # system -> mean, or Bradley-Terry strength
-    pairs_separated: int  # at 5%: Holm-adjusted paired t-tests for a metric, resampled documents for pairwise
+    pairs_separated: int  # at 5%, Holm-adjusted: paired t-tests for a metric, resampled documents for pairwise
     pairs: int
     tau_with_grounded: float | None  # Kendall's tau with the grounded pairwise scores (None: undefined)
     not_assessed: str | None = None  # why no pair is called separated (too few documents), or None

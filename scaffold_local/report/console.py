@@ -260,7 +260,7 @@ def rankings_table(rows: Sequence[RankingRow]) -> Table:
         + ("holistic pairwise: the judge asked which of two summaries is better, each pair in both orders, P averaged; "
            if any(row.name == HOLISTIC for row in rows) else "")
         + "Bradley-Terry strengths over the documents. Pairs separated at 5%: paired t-tests (Holm) for a metric, "
-        "documents resampled for pairwise." + "".join(f"\n{note}" for note in notes)))
+        "documents resampled for pairwise (Holm as well)." + "".join(f"\n{note}" for note in notes)))
     for column in ("ranked by", "best first", "pairs separated", "Kendall tau with grounded pairwise"):
         table.add_column(column)
     for row in rows:
