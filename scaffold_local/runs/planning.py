@@ -22,7 +22,6 @@ class RunOptions:
     word_budget: int | None = None
     chunk_tokens: int | None = None  # read documents over this many tokens in chunks
     pairwise: str | None = None  # the holistic pairwise baseline: "all", or one system against every other
-    command: tuple[str, ...] | None = None  # what the run spec records as the command
 
 
 @dataclass
@@ -32,7 +31,6 @@ class RunPlan:
     options: RunOptions
     pairing: Pairing | None
     notes: list[str]  # what the user should know before scoring: the prepared notes, the pairwise cost
-    judges_first_run_here: bool  # no judge check of this config in the store, and it never scored there
 
     @property
     def loaded(self) -> LoadedInput:
@@ -50,6 +48,12 @@ class RunPlan:
         guess = estimate(pipeline.store_root, pipeline.config.name, pipeline.method.number, len(self.loaded.candidates))
         return guess if guess is not None and guess.seconds >= LONG_RUN_S else None
 
+    @functools.cached_property
+    def judges_first_run_here(self) -> bool:
+        """No judge check of this config in the store, and it never scored there (remembered once asked; a scorer
+        that runs once per sample never asks)."""
+        return not self.nothing_fits and _first_run_here(self.pipeline.store_root, self.pipeline)
+
     def first_run_hint(self, named: str | None = None) -> str | None:
         """On the judge's first run in this store, how to learn how far its verdicts can be trusted (`named`: the
         config as the user named it)."""
@@ -61,8 +65,7 @@ class RunPlan:
 
     def execute(self) -> RunOutcome:
         options = self.options
-        return self.pipeline.score(self.loaded, options.run_name, options.command, word_budget=options.word_budget,
-                                   pairing=self.pairing)
+        return self.pipeline.score(self.loaded, options.run_name, word_budget=options.word_budget, pairing=self.pairing)
 
 
 def plan(pipeline: Pipeline, loaded: LoadedInput, options: RunOptions = RunOptions()) -> RunPlan:
@@ -71,8 +74,7 @@ def plan(pipeline: Pipeline, loaded: LoadedInput, options: RunOptions = RunOptio
     fitted = prepared.loaded
     pairing = None if options.pairwise is None else Pairing.parse(options.pairwise, fitted.systems)
     notes = [*prepared.notes, *([cost(pipeline.judge, fitted, pairing)] if pairing else [])]
-    return RunPlan(pipeline, prepared, options, pairing, notes,
-                   not prepared.nothing_fits and _first_run_here(pipeline.store_root, pipeline))
+    return RunPlan(pipeline, prepared, options, pairing, notes)
 
 
 def _first_run_here(store: Path, pipeline: Pipeline) -> bool:
