@@ -47,9 +47,24 @@ from scaffold_local.metaeval.summedits import domain_of  # noqa: E402
 from scaffold_local.runs.pipeline import Pipeline  # noqa: E402
 
 SETS = ("REALSumm", "FRANK", "SummEdits", "AggreFact")
-SEED = 58  # the draws' seed (the issue that asked for this decision)
 RESAMPLES = 1000
 RESULTS = ROOT / "benchmarks" / "results"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A decision of benchmarks/decisions/: its draws' seed, the versions it compares, its sets, its results file."""
+
+    number: int
+    seed: int
+    versions: tuple[int, int]
+    sets: tuple[str, ...]
+    out: str  # the results' file name in benchmarks/results/, without its suffix
+
+
+DECISIONS = {1: Decision(1, 58, (9, 15), SETS, "default_method_cpu"),
+             # AggreFact's whole test half went to decision 1: no fresh document is left
+             2: Decision(2, 16, (9, 16), SETS[:3], "default_method_16_cpu")}
 
 
 # ---------------------------------------------------------------- the draws (benchmarks/decisions/0001)
@@ -59,7 +74,13 @@ def _taken(draws: Sequence[list[dict[str, Any]]]) -> set[tuple[str, str]]:
     return {(str(d["doc_id"]), s["summary"]) for draw in draws for d in draw for s in d["summaries"]}
 
 
-def _rows_in_results() -> set[tuple[str, str]]:
+def _earlier_results(decision: Decision) -> list[Path]:
+    """The result files written before `decision`'s run: not its own results, nor a later decision's."""
+    later = {f"{d.out}.json" for d in DECISIONS.values() if d.number >= decision.number}
+    return [p for p in sorted(RESULTS.glob("*.json")) if p.name not in later]
+
+
+def _rows_in_results(files: list[Path]) -> set[tuple[str, str]]:
     """Every (document, system) pair a stored result lists in a row."""
     found: set[tuple[str, str]] = set()
 
@@ -73,12 +94,13 @@ def _rows_in_results() -> set[tuple[str, str]]:
             for inner in value:
                 walk(inner)
 
-    for path in sorted(RESULTS.glob("*.json")):
+    for path in files:
         walk(json.loads(path.read_text()))
     return found
 
 
-def _fresh_summaries(docs: list[dict[str, Any]], taken: set[tuple[str, str]], per_document: int) -> list[dict[str, Any]]:
+def _fresh_summaries(docs: list[dict[str, Any]], taken: set[tuple[str, str]], per_document: int,
+                     seed: int) -> list[dict[str, Any]]:
     """Each document with `per_document` of the summaries no earlier draw took (`taken` holds (document, summary
     text) and, from result rows, (document, system) pairs; seeded per document, in file order); a document with none
     left is dropped."""
@@ -87,26 +109,32 @@ def _fresh_summaries(docs: list[dict[str, Any]], taken: set[tuple[str, str]], pe
         doc_id = str(doc["doc_id"])
         left = [s for s in doc["summaries"] if (doc_id, s["summary"]) not in taken and (doc_id, s["system"]) not in taken]
         if left:
-            chosen = sorted(random.Random(f"{SEED}:{doc_id}").sample(range(len(left)), min(per_document, len(left))))
+            chosen = sorted(random.Random(f"{seed}:{doc_id}").sample(range(len(left)), min(per_document, len(left))))
             out.append({**doc, "summaries": [left[i] for i in chosen]})
     return out
 
 
-def draws(data: Path) -> dict[str, list[dict[str, Any]]]:
-    """The test documents of each set, as decision 0001 fixes them."""
+def draws(data: Path, decision: Decision = DECISIONS[1]) -> dict[str, list[dict[str, Any]]]:
+    """The test documents of each of `decision`'s sets, as its record fixes them: what no earlier measurement and no
+    earlier decision drew."""
     test = {name: load(data, name, split="test") for name in ("realsumm", "frank", "summedits", "aggrefact")}
-    rows = _rows_in_results()
+    earlier = [draws(data, d) for d in DECISIONS.values() if d.number < decision.number]
+    rows = _rows_in_results(_earlier_results(decision))
     realsumm_taken = _taken([load(data, "realsumm", split="test", per_document=n) for n in (5, 6)]
                             + [load(data, "realsumm", limit=n, seed=s) for n, s in ((2, 0), (1, 0), (3, 1))]
-                            + [load(data, "realsumm", limit=5, seed=0, split="test")]) | rows
+                            + [load(data, "realsumm", limit=5, seed=0, split="test")]
+                            + [e["REALSumm"] for e in earlier]) | rows
     # SummEdits' summaries of one document share system names: earlier sentence checks drew 6 per document (seed 0)
-    summedits_taken = _taken([load(data, "summedits", split="test", per_document=6)])
+    summedits_taken = _taken([load(data, "summedits", split="test", per_document=6)]
+                             + [e["SummEdits"] for e in earlier])
     frank_used = {str(d["doc_id"]) for n in (30, 5) for d in load(data, "frank", limit=n, seed=0, split="test")}
-    frank_used |= documents_in(sorted(RESULTS.glob("*.json"))) | {d for d, _ in rows}
-    return {"REALSumm": _fresh_summaries(test["realsumm"], realsumm_taken, 5),
-            "FRANK": fresh(test["frank"], frank_used, 100, SEED),
-            "SummEdits": _fresh_summaries(test["summedits"], summedits_taken, 6),
-            "AggreFact": test["aggrefact"]}
+    frank_used |= documents_in(_earlier_results(decision)) | {d for d, _ in rows}
+    frank_used |= {str(d["doc_id"]) for e in earlier for d in e["FRANK"]}
+    chosen = {"REALSumm": _fresh_summaries(test["realsumm"], realsumm_taken, 5, decision.seed),
+              "FRANK": fresh(test["frank"], frank_used, 100, decision.seed),
+              "SummEdits": _fresh_summaries(test["summedits"], summedits_taken, 6, decision.seed),
+              "AggreFact": test["aggrefact"]}
+    return {name: docs for name, docs in chosen.items() if name in decision.sets}
 
 
 # ---------------------------------------------------------------- one version's decisions
@@ -124,6 +152,7 @@ class Unit:
     p: float | None
     overlap: int
     held_out: list[int] = field(default_factory=list)  # the held-out annotators' labels (the ceiling)
+    uncited: bool = False  # a kept fact whose citation reading failed (its verdict stands: method version 16)
 
 
 Units = dict[tuple[Any, ...], Unit]
@@ -153,7 +182,7 @@ def realsumm_units(pipeline: Pipeline, docs: list[dict[str, Any]]) -> Units:
                 str(doc["doc_id"]), "all", [r for at, _, r in pairs if at == i],
                 None if failed else int(bool(verdicts.kept.get(item))),  # type: ignore[union-attr]
                 (record.confidence or {}).get(item) if record is not None else None, overlap[i],
-                [h for at, h, _ in pairs if at == i])
+                [h for at, h, _ in pairs if at == i], not failed and item in verdicts.uncited)  # type: ignore[union-attr]
     return units
 
 
@@ -262,7 +291,9 @@ def compare(units: dict[str, Units], by_stratum: bool, seed: int) -> dict[str, A
 
     out: dict[str, Any] = {"items": len(keys), "documents": len({units[old][k].doc for k in keys}),
                            "failed": {v: sum(u.decision is None for u in units[v].values()) for v in units},
-                           "of": {v: len(units[v]) for v in units}}
+                           "of": {v: len(units[v]) for v in units},
+                           "uncited": {v: sum(u.uncited for u in units[v].values()) for v in units},
+                           "kept": {v: sum(u.decision == 1 for u in units[v].values()) for v in units}}
     def of(u: Unit) -> str:
         return u.doc
 
@@ -287,44 +318,49 @@ def _ceiling(units: list[Unit], by_stratum: bool) -> float | None:
     return agreement(flat, lambda u: u.decision, by_stratum)
 
 
-# ---------------------------------------------------------------- the rule of decision 0001
+# ---------------------------------------------------------------- the rule of decisions 0001 and 0002
 
 MARGIN = 0.03
 MOST_FAILED = 0.02
 
 
 def decide(table: dict[str, dict[str, Any]], old: str, new: str) -> dict[str, Any]:
-    """The rule of decision 0001: the new version becomes every config's default if the mean over the sets of its
-    paired difference in balanced accuracy is at least 0, on no set is it below -MARGIN, and on no set does the new
-    version fail more than MOST_FAILED of the items (point estimates)."""
+    """The rule: the new version becomes every config's default if the mean over the sets of its paired difference
+    in balanced accuracy is at least 0, on no set is it below -MARGIN, and on no set does the new version fail more
+    than MOST_FAILED of the items nor leave more than MOST_FAILED of its kept facts uncited (point estimates)."""
     differences = {name: row["difference"]["value"] for name, row in table.items()}
     draws = [row["difference"]["_draws"] for row in table.values()]
     size = min(len(d) for d in draws)
     mean_draws = np.mean([d[:size] for d in draws], axis=0)  # the sets' resamples are independent: their mean's
     mean = float(np.mean(list(differences.values())))
     fallen = [name for name, d in differences.items() if d < -MARGIN]
-    failing = [name for name, row in table.items() if row["failed"][new] > MOST_FAILED * row["of"][new]]
+    failing = [name for name, row in table.items() if row["failed"][new] > MOST_FAILED * row["of"][new]
+               or row.get("uncited", {}).get(new, 0) > MOST_FAILED * row.get("kept", {}).get(new, 0)]
     return {"mean difference": mean, "low95": float(np.percentile(mean_draws, 2.5)),
             "high95": float(np.percentile(mean_draws, 97.5)), "sets below the margin": fallen,
             "sets with too many failed items": failing, "moves": mean >= 0 and not fallen and not failing,
             "rule": f"mean of the paired differences >= 0, none below -{MARGIN}, none with over {MOST_FAILED:.0%} "
-                    f"of {new}'s items failed"}
+                    f"of {new}'s items failed or of its kept facts uncited"}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--model", default=DEFAULT_MODEL)
-    parser.add_argument("--versions", default="9,15")
-    parser.add_argument("--only", default=",".join(SETS), help="the sets to run (the rule needs all four)")
+    parser.add_argument("--decision", type=int, default=1, choices=sorted(DECISIONS),
+                        help="whose draws, versions and rule (benchmarks/decisions/)")
+    parser.add_argument("--versions", help="the versions compared (default: the decision's)")
+    parser.add_argument("--only", help="the sets to run (default: the decision's; its rule needs them all)")
     parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
     parser.add_argument("--store", type=Path, default=Path("/tmp/default-method-store"))
-    parser.add_argument("--out", type=Path, default=RESULTS / "default_method_cpu")
+    parser.add_argument("--out", type=Path, help="default: benchmarks/results/<the decision's results file>")
     a = parser.parse_args()
-    versions = [int(v) for v in a.versions.split(",")]
+    decision = DECISIONS[a.decision]
+    versions = [int(v) for v in a.versions.split(",")] if a.versions else list(decision.versions)
     names = [f"version {v}" for v in versions]
-    chosen = draws(a.data)
-    sets = [s for s in SETS if s in a.only.split(",")]
+    chosen = draws(a.data, decision)
+    sets = [s for s in decision.sets if s in (a.only.split(",") if a.only else decision.sets)]
+    a.out = a.out or RESULTS / decision.out
     config = ModelConfig.load(a.model)
     checked = saved_balanced_accuracy(a.store, config, versions[-1])
     if checked is None or checked < SANITY_GATE:  # the sanity gate: a judge below it decides nothing
@@ -345,17 +381,18 @@ def main() -> None:
         finally:
             pipeline.close()
     table = {s: compare(units[s], s in BY_STRATUM, a.seed) for s in sets}
-    result = {"command": "python benchmarks/default_method.py " + shlex.join(sys.argv[1:]), "judge": config.name,
+    result = {"command": "python benchmarks/default_method.py " + shlex.join(sys.argv[1:]), "decision": decision.number,
+              "judge": config.name,
               "versions": names, "thresholds": thresholds, "seconds": seconds,
               "documents": {s: [str(d["doc_id"]) for d in chosen[s]] for s in sets},
-              "table": table, "decision": decide(table, *names) if len(sets) == len(SETS) else None}
+              "table": table, "outcome": decide(table, *names) if len(sets) == len(decision.sets) else None}
     text = markdown(result)
     for row in table.values():
         for entry in row.values():
             if isinstance(entry, dict):
                 entry.pop("_draws", None)
-    if result["decision"] is not None:
-        result["decision"].pop("_draws", None)
+    if result["outcome"] is not None:
+        result["outcome"].pop("_draws", None)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
     a.out.with_suffix(".md").write_text(text)
@@ -372,7 +409,8 @@ def cell(e: dict[str, Any] | None) -> str:
 def markdown(result: dict[str, Any]) -> str:
     old, new = result["versions"]
     lines = [f"`{result['command']}`", "", f"Judge {result['judge']}; each version at its own thresholds "
-             f"({result['thresholds']}); test documents as decision 0001 draws them; 95% intervals resample documents; "
+             f"({result['thresholds']}); test documents as decision {result['decision']:04d} draws them; 95% intervals "
+             "resample documents; "
              "items a version failed are left out of both.", "",
              f"| set | documents / items | {old} | {new} | {new} - {old} (paired) | word overlap | human ceiling | "
              f"AUROC {old} | AUROC {new} | failed ({old} / {new}) | seconds ({old} / {new}) |",
@@ -384,12 +422,18 @@ def markdown(result: dict[str, Any]) -> str:
                      f"{cell(row[f'{old} AUROC'])} | {cell(row[f'{new} AUROC'])} | "
                      f"{row['failed'][old]} of {row['of'][old]} / {row['failed'][new]} of {row['of'][new]} | "
                      f"{seconds.get(old, '-')} / {seconds.get(new, '-')} |")
-    decision = result["decision"]
+    uncited = {name: row["uncited"][new] for name, row in result["table"].items() if row.get("uncited", {}).get(new)}
+    if uncited:
+        lines += ["", "Kept facts whose citation reading failed (their verdicts stand; Fact Focus unknown where they "
+                      "matter): " + ", ".join(f"{name} {n} of {result['table'][name]['kept'][new]}"
+                                              for name, n in uncited.items())]
+    decision = result["outcome"]
     if decision is not None:
-        lines += ["", f"Mean of the paired differences over the four sets: {decision['mean difference']:.3f} "
+        lines += ["", f"Mean of the paired differences over the sets: {decision['mean difference']:.3f} "
                       f"[{decision['low95']:.3f}, {decision['high95']:.3f}]; sets below -{MARGIN}: "
                       f"{', '.join(decision['sets below the margin']) or 'none'}; sets where {new} failed over "
-                      f"{MOST_FAILED:.0%} of the items: {', '.join(decision['sets with too many failed items']) or 'none'}. "
+                      f"{MOST_FAILED:.0%} of the items (or left its kept facts uncited): "
+                      f"{', '.join(decision['sets with too many failed items']) or 'none'}. "
                       f"The rule ({decision['rule']}): "
                       f"{new} becomes the default: **{'yes' if decision['moves'] else 'no'}**."]
     return "\n".join(lines) + "\n"

@@ -1,12 +1,13 @@
-"""The rule of decision 0001 (benchmarks/default_method.py) worked out by hand: balanced accuracy over the
+"""The rule of decisions 0001 and 0002 (benchmarks/default_method.py) worked out by hand: balanced accuracy over the
 references of each item, per stratum where a set asks for it, a paired difference on the items both versions
-decided, and the decision's three conditions."""
+decided, and the decision's conditions; each decision's draws leave out what earlier ones drew."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks.default_method import Unit, agreement, compare, decide
+from benchmarks import default_method
+from benchmarks.default_method import DECISIONS, Unit, agreement, compare, decide
 
 
 def _units(decisions: list[int | None], references: list[int], stratum: str = "all") -> dict:
@@ -31,9 +32,9 @@ def test_the_paired_difference_leaves_out_items_either_version_failed():
     assert row["difference"]["value"] == pytest.approx(0.25)
 
 
-def _row(difference: float, failed: int = 0) -> dict:
+def _row(difference: float, failed: int = 0, uncited: int = 0) -> dict:
     return {"difference": {"value": difference, "_draws": [difference] * 10}, "failed": {"version 15": failed},
-            "of": {"version 15": 100}}
+            "of": {"version 15": 100}, "uncited": {"version 15": uncited}, "kept": {"version 15": 50}}
 
 
 def test_the_rule_mean_at_least_zero_none_below_the_margin_few_failures():
@@ -43,6 +44,23 @@ def test_the_rule_mean_at_least_zero_none_below_the_margin_few_failures():
     assert not decide({"A": _row(0.01), "B": _row(-0.02)}, "version 9", "version 15")["moves"]  # mean below 0
     failing = decide({"A": _row(0.10, failed=3), "B": _row(0.0)}, "version 9", "version 15")
     assert not failing["moves"] and failing["sets with too many failed items"] == ["A"]
+    # a kept fact whose citation failed keeps its verdict, but over 2% of the kept facts uncited stops the move
+    assert decide({"A": _row(0.10, uncited=1), "B": _row(0.0)}, "version 9", "version 15")["moves"]
+    assert not decide({"A": _row(0.10, uncited=2), "B": _row(0.0)}, "version 9", "version 15")["moves"]
+
+
+def test_a_decisions_draws_ignore_its_own_and_later_results_and_leave_out_earlier_decisions(tmp_path, monkeypatch):
+    """Decision 1's draws do not change when its results land; decision 2 draws nothing decision 1 drew."""
+    monkeypatch.setattr(default_method, "RESULTS", tmp_path)
+    for name in ("earlier", DECISIONS[1].out, DECISIONS[2].out):
+        (tmp_path / f"{name}.json").write_text("{}")
+    assert [p.name for p in default_method._earlier_results(DECISIONS[1])] == ["earlier.json"]
+    assert [p.name for p in default_method._earlier_results(DECISIONS[2])] == [f"{DECISIONS[1].out}.json", "earlier.json"]
+    docs = [{"doc_id": "d", "summaries": [{"system": f"s{i}", "summary": f"text {i}"} for i in range(8)]}]
+    first = default_method._fresh_summaries(docs, set(), 5, DECISIONS[1].seed)
+    second = default_method._fresh_summaries(docs, default_method._taken([first]), 5, DECISIONS[2].seed)
+    assert len(first[0]["summaries"]) == 5 and len(second[0]["summaries"]) == 3
+    assert not {s["system"] for s in first[0]["summaries"]} & {s["system"] for s in second[0]["summaries"]}
 
 
 def test_the_readmes_validation_table_states_each_sets_numbers_for_the_chosen_version():

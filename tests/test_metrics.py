@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -313,3 +314,18 @@ def test_system_means_give_the_paired_mean_beside_the_mean_over_all_summaries():
     assert b.paired_left_out == {"no value for a (fact alignment failed: bad JSON)": 1, "no value for a (no summary)": 1}
     alone = system_means([row("d1", "a", 0.5), row("d2", "a", None)])[0].metrics["fc"]
     assert (alone.mean, alone.paired_mean, alone.paired_documents, alone.paired_left_out) == (0.5, 0.5, 1, {})
+
+
+def test_fact_focus_with_a_kept_fact_whose_citation_was_not_read():
+    """F1 kept, cited sentence 1; F2 kept, its citation reading failed (method version 16: the verdict stands). With
+    sentence 2 aligned by no other fact, F2 could align it: undefined. With F1 citing both, exact (2 of 2)."""
+    scaffold = make_scaffold(2, 0)
+    uncited = ViewVerdicts(kept={"F1": True, "F2": True}, cited={"F1": [1], "F2": []}, uncited={"F2": "low mass"})
+    scores = score_summary(scaffold, Judgments(views={"facts": uncited}), system="s", n_sentences=2)
+    assert scores.values["fc"] == 1.0 and scores.values["fact_focus"] is None
+    assert scores.undefined["fact_focus"] == "no citation read for F2, which could align a sentence no judged fact aligns"
+    covered = dataclasses.replace(uncited, cited={"F1": [1, 2], "F2": []})
+    scores = score_summary(scaffold, Judgments(views={"facts": covered}), system="s", n_sentences=2)
+    assert scores.values["fact_focus"] == 1.0
+    assert scores.notes["fact_focus"] == ("Fact Focus from 1 of 2 facts (no citation read for F2): exact, as they "
+                                          "align every sentence")

@@ -332,6 +332,45 @@ def test_version_15_reads_every_judgment_and_fails_a_reading_with_little_mass_on
     assert records and all(r["answer_mass"] > 0.5 and "bounded" not in r for r in records)  # the judgments only
 
 
+def test_version_16_keeps_a_facts_verdict_when_its_citation_fails_and_cites_a_one_sentence_summarys_sentence():
+    """Version 16 sends version 15's requests, less the citation readings of a one-sentence summary (its sentence is
+    the citation). A citation reading with too little mass on the answers fails that reading alone ("F1
+    sentence_ids"): the fact stays kept, and Fact Focus is undefined where the citation could change it, where
+    version 15 voids the fact's verdict."""
+    config = ModelConfig.load(str(RESPONDER_CONFIG))
+    fifteen, sixteen = Judge(config, method_version(15)), Judge(config, method_version(16))
+    document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
+    scaffold = Scaffold(key="k", doc_id="factory", document_sha256=document.sha256, questions=(), entities=(),
+                        facts=(Fact(id="F1", text="Alpha Corp opened a factory.", label="main point"),))
+    two = Candidate(record=1, doc_id="factory", system="a", summary="Alpha Corp opened a factory. It is big.")
+    one = Candidate(record=2, doc_id="factory", system="b", summary="Alpha Corp opened a factory.")
+    plans = {(n, c.system): j.plan(scaffold, document, c, task="align_facts")
+             for n, j in ((15, fifteen), (16, sixteen)) for c in (two, one)}
+    assert [p.cache_key for p in plans[16, "a"]] == [p.cache_key for p in plans[15, "a"]]
+    assert [p.request.id for p in plans[15, "b"]] == ["factory/b/facts/F1", "factory/b/facts/F1/evidence"]
+    assert [p.cache_key for p in plans[16, "b"]] == [plans[15, "b"][0].cache_key]  # the verdict's reading only
+
+    kept = {" true": log(0.9), " false": log(0.1)}
+    elsewhere = {'"': log(0.8), "1": log(0.1), "2": log(0.1)}  # 0.2 of the mass on the sentence numbers
+    outcomes = {}
+    for n, judge in ((15, fifteen), (16, sixteen)):
+        verdict, citation = plans[n, "a"]
+        records = {p.cache_key: judge.record(p, Result(id=p.request.id, text="", finish_reason="stop", next_token=top,
+                                                       answers_complete=True))
+                   for p, top in ((verdict, kept), (citation, elsewhere))}
+        outcomes[n] = judge.judgments(scaffold, 2, judge.by_kind(plans[n, "a"], records)).views["facts"]
+    assert "0.200 of its next-token probability" in outcomes[15].failure("F1")  # the verdict voided, counted by none
+    assert outcomes[16].failure("F1") is None and outcomes[16].kept == {"F1": 1.0}
+    assert "0.200 of its next-token probability" in outcomes[16].uncited["F1"]
+    assert outcomes[16].failed.keys() == {"F1 sentence_ids"}  # listed among the run's failures, with why
+
+    verdict, = plans[16, "b"]
+    record = sixteen.record(verdict, Result(id="r", text="", finish_reason="stop", next_token=kept,
+                                            answers_complete=True))
+    facts = sixteen.judgments(scaffold, 1, sixteen.by_kind(plans[16, "b"], {verdict.cache_key: record})).views["facts"]
+    assert facts.cited == {"F1": [1]} and not facts.uncited
+
+
 def test_a_sentence_repeated_word_for_word_is_read_for_each_of_its_items():
     """Version 10's question does not number the sentence, so a repeated sentence is the same prompt; its item is in
     the reading's schema, so each is a reading (a cache key) of its own, recorded under its own item."""

@@ -15,7 +15,7 @@ from ..method.views import sentences as sentence_check
 from ..records import Record
 from .judge_setup import JudgeSetup
 from .planned import PlannedRequest
-from .read_verdicts import SUPPORTED, cited, grades
+from .read_verdicts import SUPPORTED, citation_failed, cited, grades
 from .verdicts import join_records
 
 
@@ -30,7 +30,8 @@ def by_kind(planned: Sequence[PlannedRequest], records: Mapping[str, Record]) ->
     return {kind: join_records(found) for kind, found in grouped.items() if len(found) == asked[kind]}
 
 
-def view_verdicts(judge: JudgeSetup, view: str, record: Record, weighted: bool = False) -> ViewVerdicts:
+def view_verdicts(judge: JudgeSetup, view: str, record: Record, weighted: bool = False,
+                  n_sentences: int | None = None) -> ViewVerdicts:
     """A view's verdicts as this judge decides them: the output's own, or, for every item whose
     P(kept) was recorded, P(kept) itself (`weighted`) or P(kept) >= the config's decision threshold.
     Items whose verdict failed are in `failed`, neither kept nor missed."""
@@ -48,9 +49,21 @@ def view_verdicts(judge: JudgeSetup, view: str, record: Record, weighted: bool =
         decided = {i: float(p >= threshold) for i, p in record.confidence.items()}
         verdicts = dataclasses.replace(verdicts, kept={**verdicts.kept, **decided})
     if parsed is not None:  # the sentences read for every item count where it is kept
-        evidence = {i: cited(v) for i, v in parsed.items() if verdicts.kept.get(i, 0) >= 0.5}
-        verdicts = dataclasses.replace(verdicts, cited=evidence)
+        verdicts = _with_citations(judge, verdicts, parsed, n_sentences)
     return verdicts
+
+
+def _with_citations(judge: JudgeSetup, verdicts: ViewVerdicts, parsed: Mapping[str, Any],
+                    n_sentences: int | None) -> ViewVerdicts:
+    """Each kept item's cited sentences as read; under `citations_apart` a one-sentence summary's is its sentence
+    (never read), and a kept item whose citation reading failed is `uncited`."""
+    kept = [i for i in parsed if verdicts.kept.get(i, 0) >= 0.5]
+    if not judge.method.citations_apart:
+        return dataclasses.replace(verdicts, cited={i: cited(parsed[i]) for i in kept})
+    if n_sentences == 1:
+        return dataclasses.replace(verdicts, cited={i: [1] for i in kept})
+    uncited = {i: why for i in kept if (why := citation_failed(i, verdicts.failed))}
+    return dataclasses.replace(verdicts, cited={i: cited(parsed[i]) for i in kept}, uncited=uncited)
 
 
 def sentence_verdicts(judge: JudgeSetup, record: Record, n_sentences: int, weighted: bool = False) -> list[float | None]:
@@ -97,7 +110,8 @@ def judgments(judge: JudgeSetup, scaffold: Scaffold, n_sentences: int, records: 
         else:
             parsed = record.parsed
         if spec is not None:
-            out.views[kind] = view_verdicts(judge, kind, record, weighted) if record is not None else spec.read(parsed)
+            out.views[kind] = (view_verdicts(judge, kind, record, weighted, n_sentences) if record is not None
+                               else spec.read(parsed))
         elif kind == sentence_check.KIND:
             assert record is not None
             out.sentence_faithful = sentence_verdicts(judge, record, n_sentences, weighted)

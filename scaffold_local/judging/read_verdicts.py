@@ -88,7 +88,8 @@ class VerdictReader:
                 read = functools.partial(self._read, candidate=candidate, task=spec.align_task,
                                          variables={**shared, "item": item})
                 planned.append(read(f"{owner}/{name}/{item['id']}", Reading(item["id"], rules.field, BOOLEAN)))
-                if rules.evidence:  # where the summary says it, had it said it: Fact Focus counts it for kept items
+                if rules.evidence and not (len(ids) == 1 and self.judge.method.citations_apart):
+                    # where the summary says it, had it said it: Fact Focus counts it for kept items
                     written = f'"{rules.field}": true, '
                     planned.append(read(f"{owner}/{name}/{item['id']}/evidence", Reading(
                         item["id"], EVIDENCE, ids, continued="1" if len(ids) >= 10 else None), written=written))
@@ -139,7 +140,7 @@ class VerdictReader:
         if exact and found is not None:
             record.answer_mass, record.bounded = round(found.answer_mass, 6), list(found.bounded) or None
             if found.answer_mass < EXACT_ANSWER_MASS_FLOOR:
-                failed = f"{reading.item} {reading.name}" if reading.after else reading.item
+                failed = self._failed_item(reading)
                 why = (f"the judge put {found.answer_mass:.3f} of its next-token probability on the answers (below "
                        f"{EXACT_ANSWER_MASS_FLOOR}): it was about to write something else; likeliest next tokens "
                        + ", ".join(f"{t!r} {math.exp(v):.2f}" for t, v in list(top.items())[:5]))
@@ -148,8 +149,7 @@ class VerdictReader:
                 return record
         problem = self._problem(found, reading, top)
         if problem is not None or found is None:
-            # A continuation's failure fails its item only where its first reading needs it (`resolved`).
-            failed = f"{reading.item} {reading.name}" if reading.after else reading.item
+            failed = self._failed_item(reading)
             record.failure, record.validation_error = "validation", f"{failed}: {problem}"
             record.failed_items = {failed: problem or "no answer"}
             return record
@@ -166,6 +166,13 @@ class VerdictReader:
         else:
             record.parsed = {reading.item: {reading.name: stored(found)}}
         return record
+
+    def _failed_item(self, reading: Reading) -> str:
+        """What a failed reading voids: its item, or where that is not the verdict, the reading alone ("F3
+        sentence_ids"): a continuation's failure matters only where its first reading needs it (`resolved`), and
+        under `citations_apart` a failed citation leaves the fact's verdict standing (see `uncited`)."""
+        apart = reading.after or (reading.key == EVIDENCE and self.judge.method.citations_apart)
+        return f"{reading.item} {reading.name}" if apart else reading.item
 
     @staticmethod
     def _problem(found: Distribution | None, reading: Reading, top: Mapping[str, float]) -> str | None:
@@ -209,6 +216,11 @@ def reading_request(judge: JudgeSetup, request_id: str, reading: Reading, *, tas
 def cited(verdict: Mapping[str, Any]) -> list[int]:
     """The summary sentence read after a kept verdict (the likeliest), or none."""
     return [int(resolved(verdict, EVIDENCE).best())] if EVIDENCE in verdict else []
+
+
+def citation_failed(item: str, failed: Mapping[str, str]) -> str | None:
+    """Why an item's citation reading failed, where it did and its verdict stands (`citations_apart`)."""
+    return failed.get(f"{item} {EVIDENCE}")
 
 
 def grades(parsed: Mapping[str, Any]) -> tuple[dict[str, float] | None, str]:

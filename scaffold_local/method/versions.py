@@ -36,7 +36,7 @@ PAPER_VIEWS = ("facts", "questions", "entities")
 # The fields added after version 5; a version that leaves one unset describes itself without it, so run specs written
 # before the field existed keep their identity.
 _ADDED_FIELDS = ("in_document_language", "judges_like", "reads_verdicts", "prompt_pins", "read_kinds", "sentences_yes_no",
-                 "sentences_on_passages", "exact_readings")
+                 "sentences_on_passages", "exact_readings", "citations_apart")
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,9 @@ class MethodVersion:
     # Each answer's whole probability read where the engine has the full distribution (every token that spells or
     # begins it), bounded where it has only its likeliest tokens; a reading with too little mass on the answers fails.
     exact_readings: bool = False
+    # A kept fact's cited sentence is not part of its verdict: a one-sentence summary's is that sentence (not read),
+    # and a citation reading that fails leaves Fact Focus unknown where it matters, never voiding the verdict.
+    citations_apart: bool = False
     # Tasks whose template is an earlier version's (task, version): a version built on an older one than the
     # newest keeps that one's prompts where it changes nothing.
     prompt_pins: tuple[tuple[str, int], ...] = ()
@@ -134,8 +137,10 @@ V14 = replace(V10, number=14, sentences_on_passages=True)
 V15 = replace(V7, number=15, sentences_yes_no=True, sentences_on_passages=True, exact_readings=True,
               prompt_pins=(("align_facts", 7), ("align_questions", 7), ("align_entities", 7), ("direct_score", 7),
                            ("check_faithfulness", 10)))
+# Version 15's requests (one-sentence summaries' citations not sent) and thresholds; a citation no longer voids a verdict.
+V16 = replace(V15, number=16, judges_like=15, citations_apart=True)
 
-METHOD_VERSIONS = {v.number: v for v in (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V12, V14, V15)}
+METHOD_VERSIONS = {v.number: v for v in (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V12, V14, V15, V16)}
 DEFAULT_METHOD_VERSION = 2
 
 

@@ -45,27 +45,32 @@ def fact_metrics(out: Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdic
     out.share("fc", [*main, *supp], "fact", "scaffold has no main or supporting facts")
     out.share("main_fc", main, "main fact", "scaffold has no main facts")
     out.share("supp_fc", supp, "supporting fact", "scaffold has no supporting facts")
-    _fact_focus(out, judged, verdicts, n_sentences, failed_ids([*main, *supp]))
+    scored = {i.id for i in judged if i.label in SCORED_LABELS}
+    _fact_focus(out, judged, verdicts, n_sentences, failed_ids([*main, *supp]),
+                [i for i in verdicts.uncited if i in scored])
 
 
 def _fact_focus(out: Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int,
-                failed: list[str]) -> None:
+                failed: list[str], uncited: list[str]) -> None:
     """Sentences aligned to a kept main or supporting fact / all sentences: a sentence that conveys only
     "other" facts is not aligned (other facts never affect a score; EPS is the one exception). Not a
-    share of facts: a failed fact could align a sentence no other fact aligns, so with a failed fact the
-    value is exact only where the judged facts already align every sentence, and undefined otherwise."""
+    share of facts: a failed fact, or a kept one whose citation was not read, could align a sentence no other
+    fact aligns, so with one the value is exact only where the others already align every sentence, and
+    undefined otherwise."""
     scored = [i for i in judged if i.label in SCORED_LABELS]
     aligned = {s for i in scored if verdicts.kept.get(i.id, 0) >= 0.5 for s in verdicts.cited.get(i.id, ())}
+    unknown = "; ".join([*([f"no valid verdict for {', '.join(failed)}"] if failed else []),
+                         *([f"no citation read for {', '.join(uncited)}"] if uncited else [])])
     if not scored:
         out.set("fact_focus", None, "scaffold has no main or supporting facts")
-    elif failed and len(aligned) < n_sentences:
-        out.set("fact_focus", None, f"no valid verdict for {', '.join(failed)}, which could align a sentence no "
-                                    "judged fact aligns")
+    elif unknown and len(aligned) < n_sentences:
+        out.set("fact_focus", None, f"{unknown}, which could align a sentence no judged fact aligns")
     else:
         out.set("fact_focus", ratio(len(aligned), n_sentences), "summary has no sentences")
-        if failed:
-            out.notes["fact_focus"] = (f"Fact Focus from {len(scored) - len(failed)} of {len(scored)} facts (no valid "
-                                       f"verdict for {', '.join(failed)}): exact, as they align every sentence")
+        if unknown:
+            counted = len(scored) - len(failed) - len(uncited)
+            out.notes["fact_focus"] = (f"Fact Focus from {counted} of {len(scored)} facts ({unknown}): exact, as "
+                                       "they align every sentence")
 
 
 FACTS = ViewSpec(

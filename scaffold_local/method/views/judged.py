@@ -26,6 +26,8 @@ class ViewVerdicts:
     justification: Mapping[str, str] = field(default_factory=dict)
     # Output ids (a fact, a question, an entity) whose verdict failed, with why: neither kept nor missed.
     failed: Mapping[str, str] = field(default_factory=dict)
+    # Kept items whose cited sentences are unknown (their citation reading failed), with why: the verdict stands.
+    uncited: Mapping[str, str] = field(default_factory=dict)
 
     def failure(self, item_id: str) -> str | None:
         """Why this item has no valid verdict (an attribute: its entity's verdict), or None."""
