@@ -33,8 +33,9 @@ def test_the_paired_difference_leaves_out_items_either_version_failed():
 
 
 def _row(difference: float, failed: int = 0, uncited: int = 0) -> dict:
-    return {"difference": {"value": difference, "_draws": [difference] * 10}, "failed": {"version 15": failed},
-            "of": {"version 15": 100}, "uncited": {"version 15": uncited}, "kept": {"version 15": 50}}
+    return {"difference": {"value": difference, "_draws": [difference] * 10},
+            **{key: {f"version {v}": n for v in (15, 16)}
+               for key, n in (("failed", failed), ("of", 100), ("uncited", uncited), ("kept", 50))}}
 
 
 def test_the_rule_mean_at_least_zero_none_below_the_margin_few_failures():
@@ -45,8 +46,9 @@ def test_the_rule_mean_at_least_zero_none_below_the_margin_few_failures():
     failing = decide({"A": _row(0.10, failed=3), "B": _row(0.0)}, "version 9", "version 15")
     assert not failing["moves"] and failing["sets with too many failed items"] == ["A"]
     # a kept fact whose citation failed keeps its verdict, but over 2% of the kept facts uncited stops the move
-    assert decide({"A": _row(0.10, uncited=1), "B": _row(0.0)}, "version 9", "version 15")["moves"]
-    assert not decide({"A": _row(0.10, uncited=2), "B": _row(0.0)}, "version 9", "version 15")["moves"]
+    assert decide({"A": _row(0.10, uncited=1), "B": _row(0.0)}, "version 9", "version 16", True)["moves"]
+    assert not decide({"A": _row(0.10, uncited=2), "B": _row(0.0)}, "version 9", "version 16", True)["moves"]
+    assert decide({"A": _row(0.10, uncited=2), "B": _row(0.0)}, "version 9", "version 15")["moves"]  # 0001's rule
 
 
 def test_a_decisions_draws_ignore_its_own_and_later_results_and_leave_out_earlier_decisions(tmp_path, monkeypatch):
@@ -80,3 +82,15 @@ def test_the_readmes_validation_table_states_each_sets_numbers_for_the_chosen_ve
     assert "| 0.790 |" in validation_table(result, 9)
     with pytest.raises(SystemExit, match="not version 7"):
         validation_table(result, 7)
+
+
+def test_the_readme_states_the_validation_table_of_the_default_judges_default_version():
+    """The README's numbers against people are generated, not retyped: they are what validation_table.py prints from
+    the committed results for the method version the default judge runs."""
+    import json
+    from pathlib import Path
+
+    from benchmarks.validation_table import RESULTS, default_version, validation_table
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert validation_table(json.loads(RESULTS.read_text(encoding="utf-8")), default_version()) in readme
