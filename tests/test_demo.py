@@ -5,8 +5,11 @@ what can differ between machines is the judgments alone: a CPU other than the on
 the judge's probabilities a little differently (llama.cpp's kernels differ by instruction set). A cell that differs
 is accepted only where that explains it: the system has a verdict whose P(kept) lies within NEAR_TIE of its
 threshold (another CPU may put it on the other side) in a kind the metric counts, or, for the direct score (a
-probability-weighted grade, continuous), the cell moves by at most DS_DRIFT. Every accepted difference is said;
-any other fails the test, with the cells, their values and the table to paste.
+probability-weighted grade, continuous), the cell moves by at most DS_DRIFT. Every accepted difference is said.
+On the llama.cpp build that wrote the README's table (README_BUILD) any other difference fails the test, with the
+cells, their values and the table to paste; on another build a written verdict or grade can change too (measured
+between the AVX-512 and AVX2 builds on one machine: P moved by at most 0.044, 17 of the 60 cells printed otherwise),
+so there the other differences are listed, with how much each moved, and the test passes.
 
 About 9 minutes on 2 cores, so `make test` leaves it out; `make check-demo` runs it."""
 
@@ -28,7 +31,10 @@ from scaffold_local.method.metrics import METRICS
 from .helpers import failure_message
 
 ROOT = Path(__file__).resolve().parents[1]
-NEAR_TIE = 0.02
+NEAR_TIE = 0.05  # P(kept) moved by at most 0.044 between two llama.cpp builds on the demo (docs/judges.md)
+# the llama.cpp build (its instruction sets, as the run's spec records them) that printed the README's table
+README_BUILD = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
+                "AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 |")
 DS_DRIFT = 0.05
 # what each metric counts: a verdict read near its threshold in one of these kinds can move it
 KINDS = {"fps": "facts", "fc": "facts", "main_fc": "facts", "supp_fc": "facts", "fact_focus": "facts",
@@ -114,8 +120,15 @@ def test_the_demo_prints_the_readmes_table(tmp_path):
     assert done.returncode == 0, failure_message(done.stderr)
     assert "read from examples/news.scaffolds.jsonl" in done.stderr  # the shipped scaffolds, said so
     assert "judgments: 0 sent" not in done.stdout, "the store was not empty"
-    accepted, unexplained, table = differences(next((tmp_path / "store" / "runs").iterdir()))
+    run_dir = next((tmp_path / "store" / "runs").iterdir())
+    accepted, unexplained, table = differences(run_dir)
     if accepted:
         warnings.warn("demo cells that differ from the README within what another CPU explains: "
                       + "; ".join(accepted), stacklevel=1)
+    build = json.loads((run_dir / "spec.json").read_text())["engines"][0]["build"]
+    if build != README_BUILD:
+        if unexplained:
+            warnings.warn(f"llama.cpp here is built otherwise than the README's ({build}); demo cells that differ "
+                          "from the README: " + "; ".join(unexplained), stacklevel=1)
+        return
     assert not unexplained, "demo cells that differ from the README:\n" + "\n".join(unexplained) + "\nthis run:\n" + table
