@@ -94,3 +94,17 @@ def test_the_readme_states_the_validation_table_of_the_default_judges_default_ve
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert validation_table(json.loads(RESULTS.read_text(encoding="utf-8")), default_version()) in readme
+
+
+def test_every_shipped_config_runs_the_default_its_decision_left_it():
+    """Decision 0001 kept the defaults (benchmarks/decisions/0001-one-read-method.md): the default 1.5B judge method
+    version 9 on every engine (its configs extend the CPU one), every other shipped config, GPU ones included, version
+    2; decision 0002 may move them all to version 16."""
+    from scaffold_local.judging.config import DEFAULT_MODEL, available_configs
+    from scaffold_local.method.versions import method_version
+
+    defaults = {config.name: method_version(config.method_version).number for config in available_configs()}
+    small_judge = DEFAULT_MODEL.removesuffix("-llama-cpp")
+    assert {name: v for name, v in defaults.items() if name.startswith(small_judge)} == {
+        f"{small_judge}-{engine}": 9 for engine in ("llama-cpp", "transformers", "vllm-cpu", "vllm")}
+    assert {v for name, v in defaults.items() if not name.startswith(small_judge)} == {2}, defaults
