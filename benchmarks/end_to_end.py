@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 
 from benchmarks.method_agreement import fresh_documents  # noqa: E402
 from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig  # noqa: E402
-from scaffold_local.metaeval.agreement import OWN_SUMMARIES, PER_DOCUMENT, POOLED  # noqa: E402
+from scaffold_local.metaeval.correlation import OWN_SUMMARIES, PER_DOCUMENT, POOLED  # noqa: E402
 from scaffold_local.metaeval.end_to_end import end_to_end  # noqa: E402
 from scaffold_local.runs.pipeline import Pipeline  # noqa: E402
 

@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scaffold_local.metaeval.agreement import OTHERS, OWN_SUMMARIES
+from scaffold_local.metaeval.agreement import OTHERS
+from scaffold_local.metaeval.correlation import OWN_SUMMARIES
 from scaffold_local.provenance import cpu_info
 
 CPU_JUDGE = "qwen2.5-coder-1.5b-llama-cpp"

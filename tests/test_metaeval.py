@@ -156,7 +156,7 @@ def test_summary_level_correlation_pooled_and_per_document_and_system_level_on_s
     import numpy as np
     from scipy import stats
 
-    from scaffold_local.metaeval.agreement import correlation_table, spearman
+    from scaffold_local.metaeval.correlation import correlation_table, spearman
 
     rows = [{"doc_id": d, "system": s, "x": x, "y": y} for d, s, x, y in [
         ("d1", "A", 1, 10), ("d1", "B", 2, 11), ("d1", "C", 3, 12),

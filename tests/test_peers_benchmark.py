@@ -235,7 +235,7 @@ def test_the_in_process_row_alone_starts_no_server(tmp_path, monkeypatch):
 
 
 def test_a_correlation_over_one_document_is_shown_without_an_interval():
-    from scaffold_local.metaeval.agreement import POOLED
+    from scaffold_local.metaeval.correlation import POOLED
 
     row = {"level": "summary", "aggregation": POOLED, "spearman": 0.5, "spearman_low95": None, "spearman_high95": None,
            "n": 8, "documents": 1}

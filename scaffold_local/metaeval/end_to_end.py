@@ -21,7 +21,7 @@ from ..method.metrics import Judgments, SummaryScores, rouge_l, score_summary
 from ..method.scaffold import Scaffold
 from ..method.views.judged import ViewVerdicts
 from ..runs.pipeline import Pipeline
-from .agreement import correlation_table, describe_spearman
+from .correlation import correlation_table, describe_spearman
 from .realsumm import document_of, present_by_overlap
 from .results import MetaEvalResult
 

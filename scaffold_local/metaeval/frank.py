@@ -4,7 +4,7 @@ per-sentence error / no error and a word-overlap baseline (a sentence with less 
 references (each annotator held out against the majority of the other two, ties dropped) beside
 the ceiling itself, and against the majority of all three (`agreement.HumanReferences`); the
 judge's F per summary against FRANK's Factuality, pooled over summaries and as the mean of
-per-document correlations (table `f_correlation`: `agreement.correlation_table`; no system level:
+per-document correlations (table `f_correlation`: `correlation.correlation_table`; no system level:
 CNN/DM and XSum documents hold different systems, each document 1 to 5 of them). The summary is given to the judge
 as FRANK's own sentences, one per line, so sentence i is FRANK's sentence i; a summary our
 splitter would cut differently is left out and counted."""
@@ -19,7 +19,8 @@ import numpy as np
 from ..data.inputs import Candidate
 from ..method.text import overlap
 from ..runs.pipeline import Pipeline
-from .agreement import HumanReferences, correlation_table, describe_spearman
+from .agreement import HumanReferences
+from .correlation import correlation_table, describe_spearman
 from .realsumm import confidence_tables, document_of
 from .results import MetaEvalResult
 

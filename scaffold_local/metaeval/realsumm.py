@@ -6,7 +6,7 @@ dropped as a duplicate so fact i is the human's SCU i); the judge's inferred / n
 ceiling's references (each annotator held out against the majority of the others, ties dropped)
 beside the ceiling itself, and with the majority of all annotators (`agreement.HumanReferences`);
 the judge's FC per summary is correlated with the human LitePyramid recall (table
-`fc_correlation`, one row per scorer, level and aggregation: `agreement.correlation_table`).
+`fc_correlation`, one row per scorer, level and aggregation: `correlation.correlation_table`).
 
 Extraction: the judge's own extracted facts against the human key facts, matched both ways by the
 judge itself (a human fact is covered when the judge infers it from the list of extracted facts;
@@ -31,7 +31,8 @@ from ..method.text import normalize, overlap, sha256_text
 from ..method.views.facts import Fact
 from ..records import Record
 from ..runs.pipeline import Pipeline
-from .agreement import HumanReferences, calibration, correlation_table, describe_spearman, grouped_bootstrap
+from .agreement import HumanReferences, calibration, grouped_bootstrap
+from .correlation import correlation_table, describe_spearman
 from .results import MetaEvalResult
 
 OVERLAP_PRESENT = 0.5  # word-overlap baseline and fallback: share of a fact's content words found

@@ -2,7 +2,7 @@
 relevance): the full method (extraction, every judgment) on the summaries, then Pearson, Spearman
 and Kendall of FC, FPS, F, EPS and the direct-score axes against each expert dimension, beside the
 lexical baselines: ROUGE-L against the references, and FC and F with word overlap in the judge's
-place. Table `correlation` has, per metric and dimension, the rows of `agreement.correlation_table`:
+place. Table `correlation` has, per metric and dimension, the rows of `correlation.correlation_table`:
 summary level pooled over summaries and as the mean of per-document correlations (SummEval's and
 G-Eval's "summary level"), system level over the documents where every system has a value and over
 each system's own summaries (a sample that draws some systems per document has only the latter),
@@ -19,7 +19,7 @@ from ..data.inputs import Candidate, Document, LoadedInput
 from ..method.metrics import rouge_l
 from ..method.scaffold import Scaffold
 from ..runs.pipeline import Pipeline
-from .agreement import correlation_table, describe_spearman
+from .correlation import correlation_table, describe_spearman
 from .end_to_end import scored_by_word_overlap
 from .frank import flagged_by_overlap
 from .realsumm import document_of
