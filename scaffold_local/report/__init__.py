@@ -1,15 +1,15 @@
-"""Reports for people: rich tables and the evidence view on the terminal (console.py), and the
+"""Reports for people: rich tables on the terminal (console.py) and one summary's evidence (evidence.py), and the
 offline HTML report with its tables as JSON, CSV and Parquet (html.py, tables.py, plots.py)."""
 
 from .console import (
     budget_table,
-    evidence,
     grouped_vs_individual_table,
     member_table,
     rankings_table,
     results,
     systems_table,
 )
+from .evidence import evidence
 
 __all__ = ["budget_table", "evidence", "grouped_vs_individual_table", "member_table", "rankings_table", "results",
            "systems_table"]
