@@ -68,7 +68,7 @@ DECISIONS = {1: Decision(1, 58, (9, 15), SETS, "default_method_cpu"),
              2: Decision(2, 16, (9, 16), SETS[:3], "default_method_16_cpu", checks_citations=True)}
 
 
-# ---------------------------------------------------------------- the draws (benchmarks/decisions/0001)
+# ---------------------------------------------------------------- the draws (benchmarks/decisions/)
 
 def _taken(draws: Sequence[list[dict[str, Any]]]) -> set[tuple[str, str]]:
     """The (document, summary text) pairs of earlier draws."""
