@@ -16,7 +16,8 @@ from ..data.loading import load_input
 from ..errors import UsageError
 from ..judging.config import DEFAULT_MODEL, ModelConfig
 from ..records import ScaffoldSource
-from ..runs.pipeline import Pipeline, Prepared
+from ..runs.pipeline import Pipeline
+from ..runs.preparing import Prepared
 from .output import err, fail, print_issues, rich_progress
 
 DEFAULT_STORE = Path(os.environ.get("SCAFFOLD_LOCAL_STORE", "scaffold_store"))

@@ -17,7 +17,8 @@ from ..judging.judge import Judge
 from ..method.versions import method_version
 from ..records import ScaffoldSource
 from .holistic_pairs import Pairing
-from .pipeline import Pipeline, Prepared, prepare_for
+from .pipeline import Pipeline
+from .preparing import Prepared, prepare_for
 
 DEFAULT_RERUN_TEMPERATURE = 0.7
 SAMPLING_ONLY = ("name", "description", "seed", "temperature", "top_p")  # per request in every backend

@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from ..backends import Backend, create_backend
-from ..data.inputs import Candidate, Document, InputIssue, LoadedInput
+from ..data.inputs import Candidate, Document, LoadedInput
 from ..data.store import JudgmentCache, RunFolder, ScaffoldStore
 from ..data.store.run_folder import check_run_name, now
 from ..errors import UsageError
 from ..judging.config import ModelConfig
-from ..judging.context_fit import fit_context
 from ..judging.dispatch import Dispatcher, ProgressFactory, no_progress, prefix_order
 from ..judging.judge import Judge
 from ..judging.planned import PlannedRequest
@@ -38,52 +37,16 @@ from ..method.holistic_pairwise import TASK as PAIR_TASK
 from ..method.metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
 from ..method.scaffold import Scaffold
 from ..method.schemas import json_schema, schema_sha256
-from ..method.text import counted
 from ..method.versions import method_version
 from ..method.views import direct_score, labelling
 from ..provenance import package_versions, platform_info
-from ..records import Record, RunSpec, RunStatus, RunUsage, ScaffoldSource, describe_decision, usage_stats
+from ..records import Record, RunSpec, RunStatus, RunUsage, ScaffoldSource, usage_stats
 from .extracting import extract_scaffolds
 from .failures import failure_rows
 from .holistic_pairs import HolisticPair, Pairing, plan_pairs, write_pairs
 from .merged_scaffolds import add_groups, merge_chunks
+from .preparing import Prepared, prepare_for
 from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """The input as the judge will score it, and what every front end tells its user before scoring:
-    `Pipeline.prepare` decides it once; `score`, `extract`, `evaluate()` and the Inspect scorer render it."""
-
-    loaded: LoadedInput  # the records whose requests fit the judge's context
-    issues: list[InputIssue]  # the records left out (and the long documents read in chunks), each with why
-    summary: str  # documents, summaries, systems, the judge, the method version, the verdict rule, the scaffolds
-    notes: list[str]  # what the user should know: thresholds of another version, documents not in English
-
-    @property
-    def nothing_fits(self) -> bool:
-        return not self.loaded.candidates
-
-
-def prepare_for(judge: Judge, scaffolds: str, loaded: LoadedInput, extracting: bool,
-                chunk_tokens: int | None = None, progress: ProgressFactory = no_progress) -> Prepared:
-    """`Pipeline.prepare` for one judge (`scaffolds`: where the run's scaffolds come from, in words)."""
-    fit = fit_context(judge, loaded, extraction=extracting, chunk_tokens=chunk_tokens, progress=progress)
-    fitted, config, method = fit.loaded, judge.config, judge.method
-    groups = f" in {counted(len(fitted.groups), 'group')}" if fitted.groups else ""
-    summary = (f"{counted(len(fitted.documents), 'document')}{groups}, "
-               f"{counted(len(fitted.candidates), 'summary', 'summaries')} from {counted(len(fitted.systems), 'system')}; "
-               f"judge: {config.name} ({config.backend}); method version "
-               f"{method.number}; {describe_decision(judge.thresholds, method.reads_verdicts)}; scaffolds: {scaffolds}")
-    notes = []
-    if config.thresholds and not judge.thresholds:
-        calibrated = ", ".join(map(str, sorted(config.thresholds)))
-        notes.append(f"the thresholds of {config.name} were calibrated under method version {calibrated}; under "
-                     f"version {method.number} its verdicts count as "
-                     f"{'the judge finds likelier' if method.reads_verdicts else 'it writes them'}")
-    if extracting and (language := judge.language_note(fitted.documents.values())):
-        notes.append(language)
-    return Prepared(fitted, fit.issues, summary, notes)
 
 
 @dataclass

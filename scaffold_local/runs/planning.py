@@ -13,7 +13,8 @@ from pathlib import Path
 from ..data.inputs import LoadedInput
 from .estimate import LONG_RUN_S, Estimate, estimate
 from .holistic_pairs import Pairing, cost
-from .pipeline import Pipeline, Prepared, RunOutcome
+from .pipeline import Pipeline, RunOutcome
+from .preparing import Prepared
 
 
 @dataclass(frozen=True)
