@@ -60,10 +60,9 @@ def _with_citations(judge: JudgeSetup, verdicts: ViewVerdicts, parsed: Mapping[s
     kept = [i for i in parsed if verdicts.kept.get(i, 0) >= 0.5]
     if not judge.method.citations_apart:
         return dataclasses.replace(verdicts, cited={i: cited(parsed[i]) for i in kept})
-    if n_sentences == 1:
-        return dataclasses.replace(verdicts, cited={i: [1] for i in kept})
-    uncited = {i: why for i in kept if (why := citation_failed(i, verdicts.failed))}
-    return dataclasses.replace(verdicts, cited={i: cited(parsed[i]) for i in kept}, uncited=uncited)
+    citations = {i: [1] if n_sentences == 1 else cited(parsed[i]) for i in kept}
+    uncited = {i: why for i in kept if (why := citation_failed(i, verdicts.failed))}  # none where none was read
+    return dataclasses.replace(verdicts, cited=citations, uncited=uncited)
 
 
 def sentence_verdicts(judge: JudgeSetup, record: Record, n_sentences: int, weighted: bool = False) -> list[float | None]:

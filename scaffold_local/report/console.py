@@ -74,7 +74,7 @@ def metric_glossary(ds_scale: int = 10) -> Table:
     table.add_column("meaning")
     for key, meaning in MEANINGS.items():
         table.add_row(metric_label(key, ds_scale), meaning + (" (shown /10: the paper's 0-1 scale)"
-                                                       if ds_scale == 1 and is_direct_score(key) else ""))
+                                                              if ds_scale == 1 and is_direct_score(key) else ""))
     return table
 
 
@@ -144,7 +144,8 @@ def grouped_vs_individual_table(side: GroupedVsIndividual, ds_scale: int = 10) -
         means.add_column(system, justify="right")
     for m in side.metrics:
         means.add_row(metric_label(m, ds_scale), *(f"{formatted(side.individual[m][s][0], m, ds_scale)} / "
-                                            f"{formatted(side.grouped[m][s][0], m, ds_scale)}" for s in side.systems))
+                                                   f"{formatted(side.grouped[m][s][0], m, ds_scale)}"
+                                                   for s in side.systems))
     title = "FC of each member document: in its own summary / in the group summaries"
     members = Table(title=title, title_justify="left", min_width=len(title))
     members.add_column("member", style="bold")

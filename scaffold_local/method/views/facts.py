@@ -45,13 +45,11 @@ def fact_metrics(out: Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdic
     out.share("fc", [*main, *supp], "fact", "scaffold has no main or supporting facts")
     out.share("main_fc", main, "main fact", "scaffold has no main facts")
     out.share("supp_fc", supp, "supporting fact", "scaffold has no supporting facts")
-    scored = {i.id for i in judged if i.label in SCORED_LABELS}
-    _fact_focus(out, judged, verdicts, n_sentences, failed_ids([*main, *supp]),
-                [i for i in verdicts.uncited if i in scored])
+    _fact_focus(out, judged, verdicts, n_sentences, failed_ids([*main, *supp]))
 
 
 def _fact_focus(out: Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdicts, n_sentences: int,
-                failed: list[str], uncited: list[str]) -> None:
+                failed: list[str]) -> None:
     """Sentences aligned to a kept main or supporting fact / all sentences: a sentence that conveys only
     "other" facts is not aligned (other facts never affect a score; EPS is the one exception). Not a
     share of facts: a failed fact, or a kept one whose citation was not read, could align a sentence no other
@@ -59,6 +57,7 @@ def _fact_focus(out: Scores, judged: Sequence[JudgedItem], verdicts: ViewVerdict
     undefined otherwise."""
     scored = [i for i in judged if i.label in SCORED_LABELS]
     aligned = {s for i in scored if verdicts.kept.get(i.id, 0) >= 0.5 for s in verdicts.cited.get(i.id, ())}
+    uncited = [i.id for i in scored if i.id in verdicts.uncited]
     unknown = "; ".join([*([f"no valid verdict for {', '.join(failed)}"] if failed else []),
                          *([f"no citation read for {', '.join(uncited)}"] if uncited else [])])
     if not scored:
