@@ -37,14 +37,17 @@ sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
 from benchmarks.earlier_draws import documents_in, fresh  # noqa: E402
 from scaffold_local.data.inputs import Candidate  # noqa: E402
 from scaffold_local.judge_check.checking import SANITY_GATE, saved_balanced_accuracy  # noqa: E402
-from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig  # noqa: E402
 from scaffold_local.metaeval.agreement import majority_of_others  # noqa: E402
 from scaffold_local.metaeval.frank import flagged_by_overlap, source_of  # noqa: E402
 from scaffold_local.metaeval.human_labels import load  # noqa: E402
 from scaffold_local.metaeval.realsumm import document_of, facts_scaffold, present_by_overlap  # noqa: E402
 from scaffold_local.metaeval.sentence_checks import check_summaries  # noqa: E402
 from scaffold_local.metaeval.summedits import domain_of  # noqa: E402
-from scaffold_local.runs.pipeline import Pipeline  # noqa: E402
+from scaffold_local.runs import (  # noqa: E402
+    DEFAULT_MODEL,
+    ModelConfig,
+    Pipeline,  # noqa: E402
+)
 
 SETS = ("REALSumm", "FRANK", "SummEdits", "AggreFact")
 RESAMPLES = 1000

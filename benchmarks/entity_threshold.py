@@ -27,11 +27,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
 
 from benchmarks.earlier_draws import fresh  # noqa: E402
-from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig  # noqa: E402
 from scaffold_local.metaeval.agreement import cell  # noqa: E402
 from scaffold_local.metaeval.human_labels import load  # noqa: E402
 from scaffold_local.metaeval.summedits import best_of, entity_edits  # noqa: E402
-from scaffold_local.runs.pipeline import Pipeline  # noqa: E402
+from scaffold_local.runs import (  # noqa: E402
+    DEFAULT_MODEL,
+    ModelConfig,
+    Pipeline,  # noqa: E402
+)
 
 VERSION = 12
 EARLIER = dict(limit=24, seed=0, split="test", per_document=6)  # the SummEdits sentence-check measurement's draw

@@ -27,10 +27,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: `benchmarks` importable
 
-from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig  # noqa: E402
 from scaffold_local.metaeval.correlation import PER_DOCUMENT, POOLED  # noqa: E402
 from scaffold_local.metaeval.tasks import run_task  # noqa: E402
-from scaffold_local.runs.pipeline import Pipeline  # noqa: E402
+from scaffold_local.runs import (  # noqa: E402
+    DEFAULT_MODEL,
+    ModelConfig,
+    Pipeline,  # noqa: E402
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 MARGIN = 0.05

@@ -123,9 +123,7 @@ def main() -> None:
 def measure(args: argparse.Namespace, version: int) -> dict[str, Any]:
 
     from scaffold_local.backends import create_backend
-    from scaffold_local.data.loading import load_input
-    from scaffold_local.judging.config import ModelConfig
-    from scaffold_local.runs.pipeline import Pipeline
+    from scaffold_local.runs import ModelConfig, Pipeline, load_input
 
     base = ModelConfig.load(args.config)
     engine = {**base.engine, "extra": {**base.engine.get("extra", {}), "disable_log_stats": False}}  # step counts

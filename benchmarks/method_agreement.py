@@ -27,11 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
 from scaffold_local.metaeval.agreement import grouped_bootstrap
 from scaffold_local.metaeval.human_labels import load
 from scaffold_local.metaeval.realsumm import AlignmentItems, alignment_items
-from scaffold_local.runs.pipeline import Pipeline
+from scaffold_local.runs import DEFAULT_MODEL, ModelConfig, Pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 MARGIN = 0.02

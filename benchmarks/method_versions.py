@@ -37,11 +37,9 @@ DOCS = {"transformers": 1, "vllm": 3}
 def build_requests(path: Path, backend: str, method: int) -> None:
     """Judgment requests for the example data under one method version, written as JSON."""
     from scaffold_local.backends.responder import ResponderBackend
-    from scaffold_local.data.loading import load_input
-    from scaffold_local.judging.config import ModelConfig
     from scaffold_local.judging.judge import Judge
     from scaffold_local.method.versions import method_version
-    from scaffold_local.runs.pipeline import Pipeline
+    from scaffold_local.runs import ModelConfig, Pipeline, load_input
 
     loaded = load_input(EXAMPLE)
     keep = list(loaded.documents)[: DOCS[backend]]
@@ -73,7 +71,7 @@ def run_variant(requests_path: Path, backend_name: str, engine: str) -> dict:
     import jsonschema
 
     from scaffold_local.backends import Request, create_backend
-    from scaffold_local.judging.config import ModelConfig
+    from scaffold_local.runs import ModelConfig
 
     config = ModelConfig.load(f"smollm2-135m-{backend_name}").model_copy(update={"structured_outputs": engine})
     rows = json.loads(requests_path.read_text())
@@ -125,9 +123,7 @@ def grammar(timeout: int) -> dict:
 
 
 def pipeline() -> dict:
-    from scaffold_local.data.loading import load_input
-    from scaffold_local.judging.config import ModelConfig
-    from scaffold_local.runs.pipeline import Pipeline
+    from scaffold_local.runs import ModelConfig, Pipeline, load_input
 
     report = {}
     with tempfile.TemporaryDirectory() as store:

@@ -47,9 +47,7 @@ def workload(path: Path, docs: int, systems: int, seed: int = 0) -> Path:
 
 def measure(docs: int, systems: int) -> dict:
     import scaffold_local
-    from scaffold_local.data.loading import load_input
-    from scaffold_local.judging.config import ModelConfig
-    from scaffold_local.runs.pipeline import Pipeline
+    from scaffold_local.runs import ModelConfig, Pipeline, load_input
 
     config = ModelConfig.load(str(RESPONDER))
     with tempfile.TemporaryDirectory() as tmp:

@@ -45,10 +45,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 from benchmarks.peer_tools import tools  # noqa: E402
 from benchmarks.peer_tools.ledger import CountingProxy, Tally  # noqa: E402
 from scaffold_local.backends.vllm import served_model_name  # noqa: E402
-from scaffold_local.judging.config import ModelConfig  # noqa: E402
 from scaffold_local.metaeval.correlation import OWN_SUMMARIES, PER_DOCUMENT, POOLED, correlation_table  # noqa: E402
 from scaffold_local.metaeval.human_labels import load  # noqa: E402
 from scaffold_local.provenance import cpu_info  # noqa: E402
+from scaffold_local.runs import ModelConfig  # noqa: E402
 
 TOOLS = ("scaffold_local", "finesure", "geval", "deepeval", "ragas", "scaffold_local_engine")
 # "scaffold_local@7": the package under that method version (the served config's own otherwise), side by side

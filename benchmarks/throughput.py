@@ -223,9 +223,9 @@ def summarise(records: list, planned: list, seconds: float, peak_bytes: int) -> 
 
 def run_group(name: str, quick: bool, data: Path | None) -> None:
     from scaffold_local.backends import create_backend
-    from scaffold_local.judging.config import ModelConfig
     from scaffold_local.judging.judge import Judge
     from scaffold_local.method.versions import method_version
+    from scaffold_local.runs import ModelConfig
 
     group = groups(quick, data)[name]
     config = ModelConfig.load(group.config)

@@ -17,8 +17,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: `scaffold_local` importable from a checkout
 
-from scaffold_local.judging.config import ModelConfig  # noqa: E402
 from scaffold_local.method.versions import method_version  # noqa: E402
+from scaffold_local.runs import ModelConfig  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "default_method_cpu.json"
 # what people judged in each set, as the table says it

@@ -35,11 +35,11 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from scaffold_local.backends.base import Message
 from scaffold_local.backends.llama_cpp import ChatTokenizer, available_cores, gguf_path
 from scaffold_local.data.inputs import Candidate
-from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
 from scaffold_local.judging.judge import Judge
 from scaffold_local.metaeval.human_labels import load
 from scaffold_local.metaeval.realsumm import document_of, facts_scaffold
 from scaffold_local.method.text import overlap
+from scaffold_local.runs import DEFAULT_MODEL, ModelConfig
 
 QUESTION = "Does the summary convey this key fact?"
 YES_NO_SYSTEM = ("You check whether a summary conveys a key fact of a document. Answer yes only if the summary clearly "

@@ -94,8 +94,7 @@ def from_eval_data(data_dir: Path, documents: int, per_document: int, seed: int 
 def responder_scaffolds(workload: Workload, judge_config: str) -> dict:
     """Scaffolds the responder computes from each document, under the judge's schema limits."""
     from scaffold_local.backends.responder import ResponderBackend
-    from scaffold_local.judging.config import ModelConfig
-    from scaffold_local.runs.pipeline import Pipeline
+    from scaffold_local.runs import ModelConfig, Pipeline
 
     limits = ModelConfig.load(judge_config).limits
     responder = ModelConfig(name="responder", backend="responder", model="responder", limits=limits)

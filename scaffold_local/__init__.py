@@ -3,8 +3,12 @@
 Extract a scaffold (facts, key questions, entities) once per source document, align every
 candidate summary against it, and compute FPS, QPS, EPS, F, FC, QC and the baselines.
 
-    from scaffold_local import ModelConfig, Pipeline, load_input, runs
-    outcome = Pipeline(ModelConfig.load("smollm2-135m-transformers"), "scaffold_store").score(load_input("in.jsonl"))
+    from scaffold_local import runs
+    pipeline = runs.open_judge(runs.JudgeOptions(store="scaffold_store"))  # the default judge
+    try:
+        outcome = runs.plan(pipeline, runs.load_input("in.jsonl")).execute()
+    finally:
+        pipeline.close()
     run = runs.load(outcome.run_dir)
 
 In a notebook, `scaffold_local.evaluate(df)` does the same for a DataFrame, a `datasets.Dataset` or a
@@ -14,13 +18,10 @@ list of dicts and returns pandas tables (evaluation.py).
 from typing import TYPE_CHECKING, Any
 
 from . import runs
-from .data.inputs import FieldMap, LoadedInput
-from .data.loading import load_input, load_records
 from .errors import ScaffoldLocalError
-from .judging.config import ModelConfig
 from .method.metrics import SummaryScores, SystemScores, score_summary, system_means
 from .method.scaffold import Scaffold
-from .runs.pipeline import Pipeline, RunOutcome
+from .runs import FieldMap, LoadedInput, ModelConfig, Pipeline, RunOutcome, load_input, load_records
 
 if TYPE_CHECKING:  # for type checkers and the API reference; at run time on first use (below)
     from .evaluation import Evaluation, evaluate

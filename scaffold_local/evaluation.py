@@ -30,13 +30,8 @@ from .analysis.items import item_verdicts
 from .analysis.paired import compare
 from .analysis.rankings import side_by_side, three_digits
 from .analysis.scores import ScoreTable
-from .data.inputs import FieldMap, InputIssue, LoadedInput, no_usable_records
-from .data.loading import load_records
 from .errors import InputError, UsageError
-from .judging.config import ModelConfig
-from .judging.dispatch import no_progress
-from .method.metrics import METRICS
-from .runs.pipeline import Pipeline, RunOutcome
+from .runs import METRICS, FieldMap, InputIssue, LoadedInput, ModelConfig, RunOutcome
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,14 +72,14 @@ def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Pat
     ranking joins `.rankings`, its cost said first as a warning."""
     check_budget(word_budget)  # before anything is scored
     # One source name for all: a DataFrame and a Dataset of the same records are one run.
-    loaded = load_records(_records(data), fields)
-    config = judge if isinstance(judge, ModelConfig) else ModelConfig.load(judge)
-    pipeline = Pipeline(config, Path(store), progress=_progress_bar if progress else no_progress, method=method_version)
+    loaded = runs.load_records(_records(data), fields)
+    pipeline = runs.open_judge(runs.JudgeOptions(judge, Path(store), method_version),
+                               _progress_bar if progress else runs.no_progress)
     try:
         plan = runs.plan(pipeline, loaded, runs.RunOptions(run_name, word_budget, chunk_tokens, pairwise))
         fitted = plan.loaded
         if plan.nothing_fits:
-            raise InputError(no_usable_records(fitted))
+            raise InputError(runs.no_usable_records(fitted))
         skipped = [issue for issue in fitted.issues if issue.severity == "error"]
         if skipped:  # shown by a notebook; the rest is scored
             warnings.warn(f"{len(skipped)} record(s) not scored, all in result.issues; the first: {skipped[0]}",

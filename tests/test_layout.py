@@ -82,6 +82,21 @@ def test_no_import_points_up_a_wing():
     assert climbs == []
 
 
+FRONT_ENDS = ("cli", "evaluation", "integrations")
+# The engine tools check or start an engine and score nothing: `doctor` and `serve`, and the root command that says
+# where engines log.
+ENGINE_TOOLS = {"scaffold_local.cli.doctor", "scaffold_local.cli.serve", "scaffold_local.cli.app"}
+
+
+def test_front_ends_set_runs_up_through_the_run_service_alone():
+    """A front end builds options and renders: everything it needs of a run (the judge, the input, the set-up, the
+    outcome) comes through `runs`; below it, only what every layer shares."""
+    below = [f"{name} -> {target}" for name, path in modules().items()
+             if name.split(".")[1:2] and name.split(".")[1] in FRONT_ENDS and name not in ENGINE_TOOLS
+             for target in imports(name, path) if wing(target) < WING_OF["runs"] and wing(target) > 0]
+    assert below == []
+
+
 def test_no_import_circle():
     graph = {name: imports(name, path) for name, path in modules().items()}
     # A package's __init__ re-exporting its own modules is no circle: those edges are left out.

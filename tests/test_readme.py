@@ -42,8 +42,9 @@ def test_every_python_example_runs(tmp_path, monkeypatch, capsys):
     for name, block in blocks:
         for judge in set(re.findall(r'ModelConfig\.load\("([^"]+)"\)', block)):
             block = block.replace(f'ModelConfig.load("{judge}")', f'ModelConfig.load("{RESPONDER_CONFIG}")')
-        for judge in set(re.findall(r'judge="([^"]+)"', block)):
-            block = block.replace(f'judge="{judge}"', f'judge="{RESPONDER_CONFIG}"')
+        for field in ("judge", "model"):  # evaluate(judge=...), runs.JudgeOptions(model=...)
+            for judge in set(re.findall(fr'{field}="([^"]+)"', block)):
+                block = block.replace(f'{field}="{judge}"', f'{field}="{RESPONDER_CONFIG}"')
         exec(compile(block, name, "exec"), {})
     printed = capsys.readouterr().out.splitlines()
     systems = {line.split()[0] for line in printed[:-1]}

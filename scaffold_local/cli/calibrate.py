@@ -9,8 +9,9 @@ import typer
 from rich.markup import escape
 
 from ..metaeval.calibration import CALIBRATED_BY, calibrate, write_config
+from ..runs import JudgeOptions
 from .meta_eval import DataOpt, data_folder
-from .options import DEFAULT_STORE, MethodOpt, ModelOpt, StoreOpt, make_pipeline
+from .options import DEFAULT_STORE, MethodOpt, ModelOpt, StoreOpt, open_judge
 from .output import command_app, console
 
 app = command_app()
@@ -32,7 +33,7 @@ def calibrate_command(
     """Decision thresholds for a judge, from the dev halves of human-labelled data (REALSumm key facts, FRANK
     sentences), written as a model config that extends the judge's. About an hour for the 1.5B judge on 2 cores."""
     folder = data_folder(data)
-    pipeline = make_pipeline(model, store, None, method_version)
+    pipeline = open_judge(JudgeOptions(model, store, method_version))
     try:
         found = calibrate(pipeline, folder, {"facts": facts_documents, "faithfulness": sentence_documents})
     finally:

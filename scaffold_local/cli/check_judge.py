@@ -11,7 +11,8 @@ from rich.table import Table
 
 from ..judge_check.cases import KINDS
 from ..judge_check.checking import SANITY_GATE, run_check, save
-from .options import DEFAULT_STORE, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, make_pipeline
+from ..runs import JudgeOptions
+from .options import DEFAULT_STORE, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, open_judge
 from .output import command_app, console, err
 
 app = command_app()
@@ -29,7 +30,7 @@ def check_judge(
              "from the built-in check")] = None,
 ) -> None:
     """Can this judge tell whether a summary conveys a fact better than word overlap? (A few minutes on CPU.)"""
-    pipeline = make_pipeline(model, store, None, method_version, verdict_confidence=verdict_confidence)
+    pipeline = open_judge(JudgeOptions(model, store, method_version, verdict_confidence=verdict_confidence))
     try:
         result = run_check(pipeline, cases)
     finally:

@@ -9,10 +9,7 @@ import typer
 
 from .. import runs
 from ..analysis.run_analysis import analyze_runs
-from ..judging.judge import Judge
 from ..report.html import write_report
-from ..runs.comparison import judge_variants, prepare_every_judge, run_judges
-from ..runs.holistic_pairs import Pairing, cost
 from .options import (
     DEFAULT_STORE,
     DocIdField,
@@ -55,14 +52,14 @@ def compare(
 ) -> None:
     """Score one input with several judges (or one judge with several seeds) and report how they agree."""
     loaded = read_input(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, None)
-    configs = judge_variants(model, seeds, temperature)
-    prepared = prepare_every_judge(configs, loaded, shared_scaffold, method_version)
-    loaded = kept_in_context(prepared, configs)
-    pairing = None if pairwise is None else Pairing.parse(pairwise, loaded.systems)
-    print_notes([*prepared.notes, *([f"each judge: {cost(Judge(configs[0]), loaded, pairing)}"] if pairing else [])])
+    plan = runs.plan_comparison(model, loaded, seeds=seeds, temperature=temperature, shared_scaffold=shared_scaffold,
+                                method=method_version, pairwise=pairwise)
+    configs = plan.configs
+    kept_in_context(plan.prepared, configs)
+    print_notes(plan.notes)
     err.print(f"judges: {', '.join(c.name for c in configs)}; "
               f"{'one shared scaffold' if shared_scaffold else 'each judge its own scaffolds'}", highlight=False)
-    run_dirs = run_judges(configs, loaded, store, shared_scaffold, method_version, rich_progress, pairing=pairing)
+    run_dirs = plan.execute(store, rich_progress)
     target = out or store / "comparisons" / "-vs-".join(dict.fromkeys(c.name for c in configs))[:120]
     page = write_report(analyze_runs([runs.load(d) for d in run_dirs]), target)
     for run_dir in run_dirs:

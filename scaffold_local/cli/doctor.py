@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from ..judging.config import ModelConfig
+from ..runs import ModelConfig
 from .options import ModelOpt
 from .output import command_app, console
 

@@ -14,7 +14,8 @@ from rich.markup import escape
 from ..errors import UsageError
 from ..metaeval.results import write
 from ..metaeval.tasks import TASKS, run_task
-from .options import DEFAULT_STORE, BatchOpt, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, make_pipeline
+from ..runs import JudgeOptions
+from .options import DEFAULT_STORE, BatchOpt, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, open_judge
 from .output import command_app, console
 
 app = command_app()
@@ -59,7 +60,7 @@ def meta_eval(
                          hint=f"the tasks: {', '.join(CHOICES)}")
     chosen = list(TASKS) if task == "all" else [task]
     folder = data_folder(data)
-    pipeline = make_pipeline(model, store, batch_requests, method_version, verdict_confidence=verdict_confidence)
+    pipeline = open_judge(JudgeOptions(model, store, method_version, batch_requests, verdict_confidence=verdict_confidence))
     target = out or store / "meta-eval" / pipeline.config.name / f"method-v{pipeline.method.number}-{split}"
     try:
         for name in chosen:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..judging.config import DEFAULT_MODEL, available_configs
+from ..runs import DEFAULT_MODEL, available_configs
 from .output import command_app, console
 
 app = command_app()

@@ -1,5 +1,5 @@
-"""Options several commands share, and the steps they share before a judge runs: read the input,
-build the pipeline, keep what fits the judge's context."""
+"""Options several commands share, and how they show the run service's set-up: the input read (its issues said),
+the judge the options name, what fits the judge's context."""
 
 from __future__ import annotations
 
@@ -11,13 +11,9 @@ from typing import Annotated
 
 import typer
 
-from ..data.inputs import FieldMap, LoadedInput, missing_from_every_record, no_usable_records
-from ..data.loading import load_input
+from .. import runs
 from ..errors import UsageError
-from ..judging.config import DEFAULT_MODEL, ModelConfig
-from ..records import ScaffoldSource
-from ..runs.pipeline import Pipeline
-from ..runs.preparing import Prepared
+from ..runs import DEFAULT_MODEL, LoadedInput, ModelConfig, Prepared
 from .output import err, fail, print_issues, rich_progress
 
 DEFAULT_STORE = Path(os.environ.get("SCAFFOLD_LOCAL_STORE", "scaffold_store"))
@@ -65,25 +61,20 @@ def read_input(input_path: Path, document_field: str, summary_field: str, system
                reference_field: str | None, doc_id_field: str | None, split: str | None,
                group_field: str | None = "group") -> LoadedInput:
     """The input's usable records; every record that is not, said on stderr."""
-    fields = FieldMap(document=document_field, summary=summary_field, system=system_field,
-                      reference=reference_field, doc_id=doc_id_field, group=group_field)
-    loaded = load_input(input_path, fields, split)
-    if (missing := missing_from_every_record(loaded)) is not None:
+    fields = runs.FieldMap(document=document_field, summary=summary_field, system=system_field,
+                           reference=reference_field, doc_id=doc_id_field, group=group_field)
+    loaded = runs.load_input(input_path, fields, split)
+    if (missing := runs.missing_from_every_record(loaded)) is not None:
         fail(missing)
     print_issues(loaded.issues)
     if not loaded.candidates:
-        fail(no_usable_records(loaded), 2)
+        fail(runs.no_usable_records(loaded), 2)
     return loaded
 
 
-def make_pipeline(model: str | None, store: Path, batch_requests: int | None, method: int | None,
-                  scaffolds: ScaffoldSource | None = None, verdict_confidence: bool = False,
-                  weighted_verdicts: bool = False) -> Pipeline:
-    config = ModelConfig.load(model)
-    if verdict_confidence:
-        config = config.model_copy(update={"verdict_confidence": True})
-    pipeline = Pipeline(config, store, progress=rich_progress, batch_requests=batch_requests, method=method,
-                        scaffolds=scaffolds, weighted_verdicts=weighted_verdicts)
+def open_judge(judge: runs.JudgeOptions) -> runs.Pipeline:
+    """The judge's pipeline, with a progress bar; a note where P(kept) is asked for but is not a confidence."""
+    pipeline = runs.open_judge(judge, rich_progress)
     if pipeline.config.verdict_confidence and pipeline.method.not_a_confidence:
         err.print(f"note: P(kept) is recorded, but {pipeline.method.not_a_confidence}", highlight=False)
     return pipeline

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -14,8 +14,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from typer.core import TyperCommand
 
-from ..data.inputs import InputIssue, most_common_issue
 from ..errors import ScaffoldLocalError
+
+if TYPE_CHECKING:
+    from ..runs import InputIssue
 
 console = Console()
 err = Console(stderr=True)
@@ -77,6 +79,8 @@ def rich_progress(label: str, total: int) -> Iterator[Callable[..., None]]:
 
 
 def print_issues(issues: list[InputIssue], prefix: str = "") -> None:
+    from ..runs import most_common_issue
+
     for issue in issues[:SHOWN_ISSUES]:
         err.print(f"[{'red' if issue.severity == 'error' else 'yellow'}]{escape(prefix + str(issue))}[/]", highlight=False)
     if len(issues) > SHOWN_ISSUES:

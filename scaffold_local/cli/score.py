@@ -9,15 +9,8 @@ import typer
 from rich.markup import escape
 
 from .. import runs
-from ..data.store import check_run_name
-from ..method.text import counted
 from ..records import RETRYABLE_FAILURES
 from ..report import rankings_table, results
-from ..runs.failures import SHOWN
-from ..runs.failures import describe as describe_failure
-from ..runs.pipeline import RunOutcome
-from ..runs.planning import RunOptions, RunPlan
-from ..runs.sources import source_from_options
 from .options import (
     DEFAULT_STORE,
     BatchOpt,
@@ -38,7 +31,7 @@ from .options import (
     WordBudgetOpt,
     check_ds_scale,
     kept_in_context,
-    make_pipeline,
+    open_judge,
     read_input,
 )
 from .output import command_app, console, err, print_breakdowns, print_notes
@@ -92,13 +85,14 @@ def score(
     are reused; only missing requests and those that failed for a passing reason are sent."""
     check_ds_scale(ds_scale)
     if run_name is not None:  # before anything is read or created: the name must not lead out of <store>/runs/
-        check_run_name(run_name, "--run-name")
+        runs.check_run_name(run_name, "--run-name")
     loaded = read_input(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, split,
                         group_field)
-    source = source_from_options(scaffolds_from, scaffold_file, default_label.value)
-    pipeline = make_pipeline(model, store, batch_requests, method_version, source, verdict_confidence, weighted_verdicts)
+    source = runs.source_from_options(scaffolds_from, scaffold_file, default_label.value)
+    judge = runs.JudgeOptions(model, store, method_version, batch_requests, source, verdict_confidence, weighted_verdicts)
+    pipeline = open_judge(judge)
     try:
-        plan = runs.plan(pipeline, loaded, RunOptions(run_name, word_budget, chunk_tokens, pairwise))
+        plan = runs.plan(pipeline, loaded, runs.RunOptions(run_name, word_budget, chunk_tokens, pairwise))
         kept_in_context(plan.prepared, [pipeline.config])
         outcome = scored(plan, str(input_path), model)
     finally:
@@ -108,7 +102,7 @@ def score(
         say_partial(outcome, allow_partial)
 
 
-def scored(plan: RunPlan, input_name: str, model: str | None) -> RunOutcome:
+def scored(plan: runs.RunPlan, input_name: str, model: str | None) -> runs.RunOutcome:
     """What to read before the run (the summary, the notes, the estimate of a long run), then the run; Ctrl-C says
     what is kept and how to go on (exit 130)."""
     if (hint := plan.first_run_hint(model)) is not None:
@@ -126,17 +120,28 @@ def scored(plan: RunPlan, input_name: str, model: str | None) -> RunOutcome:
         raise typer.Exit(INTERRUPTED) from None
 
 
-def say_partial(outcome: RunOutcome, allow_partial: bool) -> None:
+def say_partial(outcome: runs.RunOutcome, allow_partial: bool) -> None:
     """A partial run: its first failures named, where the rest are, and (unless allowed) exit PARTIAL."""
-    rows = outcome.failure_rows
-    err.print(f"[yellow]partial run: {counted(len(rows), 'failure')} (status partial); the first: "
-              + "; ".join(escape(describe_failure(r)) for r in rows[:SHOWN])
-              + f". Every one: {escape(str(outcome.run_dir / 'failures.jsonl'))}[/yellow]", highlight=False)
+    err.print(f"[yellow]partial run: {escape(runs.describe_partial(outcome.failure_rows))}. "
+              f"Every one: {escape(str(outcome.run_dir / 'failures.jsonl'))}[/yellow]", highlight=False)
     if not allow_partial:
         raise typer.Exit(PARTIAL)
 
 
-def print_outcome(outcome: RunOutcome, ds_scale: int, as_json: bool = False) -> None:
+def _print_usage(outcome: runs.RunOutcome) -> None:
+    """Tokens of extraction and of judgments: prompt (and computed, where the engine caches prefixes), output, finish
+    reasons and retries."""
+    summaries = max(1, len(outcome.summaries))
+    for stage, u in (("extraction", outcome.usage.extraction), ("judgments", outcome.usage.judgments)):
+        hits = (f" ({u.prefix_cache_hit_rate:.0%} from the prefix cache; {u.computed_prompt_tokens:,} computed, "
+                f"{u.computed_prompt_tokens / summaries:,.0f} per summary)" if u.prefix_cache_hit_rate is not None else "")
+        reasons = ", ".join(f"{k} {v}" for k, v in u.finish_reasons.items())
+        retried = ", ".join(f"{k} {v}" for k, v in u.retries.items())  # attempts sent again, by class
+        err.print(f"{stage}: {u.prompt_tokens:,} prompt tokens{hits}, {u.completion_tokens:,} output tokens; "
+                  f"finish reasons: {reasons or 'none'}" + (f"; retries: {retried}" if retried else ""), highlight=False)
+
+
+def print_outcome(outcome: runs.RunOutcome, ds_scale: int, as_json: bool = False) -> None:
     """What a run did (scaffolds, judgments, tokens, failures) on stderr; its per-system table on stdout (as JSON, the
     fields of systems.json, with `as_json`)."""
     ex = outcome.extraction
@@ -147,14 +152,7 @@ def print_outcome(outcome: RunOutcome, ds_scale: int, as_json: bool = False) -> 
     for issue in ex.issues:
         colour = "red" if issue.severity == "error" else "yellow"
         err.print(f"[{colour}]scaffold file: {escape(str(issue))}[/]", highlight=False)
-    summaries = max(1, len(outcome.summaries))
-    for stage, u in (("extraction", outcome.usage.extraction), ("judgments", outcome.usage.judgments)):
-        hits = (f" ({u.prefix_cache_hit_rate:.0%} from the prefix cache; {u.computed_prompt_tokens:,} computed, "
-                f"{u.computed_prompt_tokens / summaries:,.0f} per summary)" if u.prefix_cache_hit_rate is not None else "")
-        reasons = ", ".join(f"{k} {v}" for k, v in u.finish_reasons.items())
-        retried = ", ".join(f"{k} {v}" for k, v in u.retries.items())  # attempts sent again, by class
-        err.print(f"{stage}: {u.prompt_tokens:,} prompt tokens{hits}, {u.completion_tokens:,} output tokens; "
-                  f"finish reasons: {reasons or 'none'}" + (f"; retries: {retried}" if retried else ""), highlight=False)
+    _print_usage(outcome)
     if outcome.engine_log is not None:
         err.print(f"engine log: {outcome.engine_log}", highlight=False, soft_wrap=True)
     if outcome.failures:

@@ -10,7 +10,7 @@ import typer
 
 from ..backends.vllm import CPU_ENGINE_ENVIRONMENT, server_command
 from ..errors import UsageError
-from ..judging.config import ModelConfig
+from ..runs import ModelConfig
 from .output import command_app, err
 
 app = command_app()

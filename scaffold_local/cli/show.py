@@ -10,7 +10,6 @@ from rich.markup import escape
 
 from .. import runs
 from ..errors import UsageError
-from ..judging.quality import describe_run
 from ..records import describe_decision
 from ..report import evidence, rankings_table, results
 from .options import DsScaleOpt, check_ds_scale
@@ -71,7 +70,7 @@ def show(
                   f"method version {spec.method_version}; {describe_decision(spec.decided_by(), spec.reads_verdicts)}; "
                   f"scaffolds: {spec.scaffold_source.describe()}; "
                   f"summaries: {len(run.summaries)}; status: {spec.status}; created {spec.created_at}", highlight=False)
-    console.print(escape(describe_run(run)), highlight=False)
+    console.print(escape(run.describe_scaffolds()), highlight=False)
     documents = list(dict.fromkeys(c["doc_id"] for c in run.candidates))
     example = f"{documents[0]}/{run.candidates[0]['system']}" if documents else "DOC_ID/SYSTEM"
     console.print(escape(f"documents: {', '.join(documents)} (the evidence behind one summary's scores: "

@@ -26,11 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import runs
-from ..data.loading import load_records
 from ..errors import MissingExtraError
-from ..judging.config import ModelConfig
-from ..method.metrics import SummaryScores
-from ..runs.pipeline import Pipeline
+from ..runs import Pipeline, SummaryScores
 
 try:
     from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
@@ -61,8 +58,8 @@ class _JudgeThread:
 
     def _score(self, record: dict[str, Any]) -> _Scored:
         if self.pipeline is None:
-            self.pipeline = Pipeline(ModelConfig.load(self.judge), self.store, method=self.method_version)
-        plan = runs.plan(self.pipeline, load_records([record]))
+            self.pipeline = runs.open_judge(runs.JudgeOptions(self.judge, self.store, self.method_version))
+        plan = runs.plan(self.pipeline, runs.load_records([record]))
         if plan.nothing_fits:
             return _Scored(None, None, False, "; ".join(str(i) for i in plan.loaded.issues))
         outcome = plan.execute()

@@ -16,12 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..data.inputs import Candidate, Document
-from ..data.store import ScaffoldStore
 from ..method.scaffold import Scaffold
 from ..method.schemas import SchemaLimits
 from ..method.text import content_words, overlap
 from ..method.views import sentences as sentence_check
-from .config import ModelConfig
 from .read_verdicts import category as read_category
 
 NEAR_DUPLICATE = 0.8
@@ -127,28 +125,3 @@ def load_support(path: Any, quality: ScaffoldQuality) -> None:
     if path.is_file():
         saved = json.loads(path.read_text(encoding="utf-8"))
         quality.unsupported, quality.unsupported_reasons = saved["unsupported"], saved["reasons"]
-
-
-def describe_run(run: Any) -> str:
-    """A finished run's scaffolds in one line: label balance, near-duplicates, cut items, unsupported facts."""
-    limits = ModelConfig.model_validate(run.spec.judge).limits if run.spec.judge.get("backend") else None
-    store = ScaffoldStore(run.store_root)
-    labels: Counter[str] = Counter()
-    duplicates = cut = unsupported = checked = 0
-    for key in dict.fromkeys(run.spec.scaffold_keys.values()):
-        stored = store.get(key)
-        if stored is None or limits is None:
-            continue
-        quality = inspect(stored.scaffold, limits)
-        load_support(quality_path(store.path(key)), quality)
-        labels.update(quality.labels.get("facts", {}))
-        duplicates += len(quality.near_duplicates)
-        cut += len(quality.at_length_bound)
-        if quality.unsupported is not None:
-            checked += 1
-            unsupported += len(quality.unsupported)
-    support = (f"{unsupported} facts unsupported by the source in {checked} checked scaffolds" if checked
-               else "facts not checked against the source (extract --check)")
-    return (f"scaffold quality: facts main/supporting/other {labels['main point']}/{labels['supporting detail']}/"
-            f"{labels['other']}; {duplicates} near-duplicate pairs; {cut} items at the length bound; {support}")
-

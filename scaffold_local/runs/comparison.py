@@ -5,6 +5,7 @@ extraction). Runs are ordinary runs in the store; the analysis reads them back."
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from ..judging.dispatch import ProgressFactory
 from ..judging.judge import Judge
 from ..method.versions import method_version
 from ..records import ScaffoldSource
-from .holistic_pairs import Pairing
+from .holistic_pairs import Pairing, cost
 from .pipeline import Pipeline
 from .preparing import Prepared, prepare_for
 
@@ -77,6 +78,35 @@ class _Borrowed:
 
     def close(self) -> None:
         pass
+
+
+@dataclass
+class ComparisonPlan:
+    """Judges that will score one input, each set up once: the input every judge's context takes, the pairing, and
+    what the user should read first. `execute` scores it with each judge in turn."""
+
+    configs: list[ModelConfig]
+    prepared: Prepared
+    shared_scaffold: bool
+    method: int | None
+    pairing: Pairing | None
+    notes: list[str]
+
+    def execute(self, store: Path, progress: ProgressFactory) -> list[Path]:
+        return run_judges(self.configs, self.prepared.loaded, store, self.shared_scaffold, self.method, progress,
+                          pairing=self.pairing)
+
+
+def plan_comparison(models: list[str], loaded: LoadedInput, *, seeds: int = 0, temperature: float | None = None,
+                    shared_scaffold: bool = True, method: int | None = None,
+                    pairwise: str | None = None) -> ComparisonPlan:
+    """Every check and set-up step of a comparison, before anything is sent (`runs.plan` for several judges)."""
+    configs = judge_variants(models, seeds, temperature)
+    prepared = prepare_every_judge(configs, loaded, shared_scaffold, method)
+    fitted = prepared.loaded
+    pairing = None if pairwise is None or prepared.nothing_fits else Pairing.parse(pairwise, fitted.systems)
+    pair_cost = [f"each judge: {cost(Judge(configs[0]), fitted, pairing)}"] if pairing else []
+    return ComparisonPlan(configs, prepared, shared_scaffold, method, pairing, [*prepared.notes, *pair_cost])
 
 
 def prepare_every_judge(configs: list[ModelConfig], loaded: LoadedInput, shared_scaffold: bool,

@@ -3,13 +3,17 @@ assembled and stored, a document at a time as its views' records arrive."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from ..data.inputs import Document
 from ..data.store import JudgmentCache, ScaffoldStore, StoredScaffold
+from ..data.user_scaffolds import scaffold_line
 from ..judging.dispatch import Dispatcher
 from ..judging.judge import Judge
 from ..judging.planned import PlannedRequest
+from ..method.scaffold import Scaffold
 from ..method.schemas import ASSEMBLY_VERSION
 from ..records import Record
 from .sources import ScaffoldSet
@@ -20,22 +24,8 @@ def extract_scaffolds(judge: Judge, store: ScaffoldStore, cache: JudgmentCache, 
     """Scaffolds by the run's own judge: stored ones reused, the rest extracted and stored. A
     document whose extraction failed for a passing reason gets no scaffold (tried again next run)."""
     outcome = ScaffoldSet()
-    pending: list[PlannedRequest] = []
+    pending = _reuse_stored(judge, store, documents, outcome)
     by_doc = {d.doc_id: d for d in documents}
-    for document in documents:
-        stored = store.get(judge.scaffold_key(document))
-        if stored is not None and stored.scaffold.assembly < ASSEMBLY_VERSION:
-            # Made under older assembly rules: rebuilt from its own extraction outputs, no engine call.
-            records = {r.task.removeprefix("extract_"): r for r in stored.records}
-            stored = StoredScaffold(scaffold=judge.build_scaffold(document, records), records=stored.records)
-            store.put(stored)
-        if stored is not None:
-            outcome.scaffolds[document.doc_id] = stored.scaffold.model_copy(update={"doc_id": document.doc_id})
-            outcome.records.extend(stored.records)
-            outcome.reused += 1
-        else:
-            pending.extend(judge.extraction_requests(document))
-
     arrived: dict[str, dict[str, Record]] = {}
     # Views answered by an earlier run in which another view of the same document failed for a
     # passing reason: kept in the judgment cache then (below), so only the failed views are sent again.
@@ -68,3 +58,29 @@ def extract_scaffolds(judge: Judge, store: ScaffoldStore, cache: JudgmentCache, 
     assemble([d for d, views in arrived.items() if len(views) == len(judge.views)])  # nothing left to send
     dispatch.send([p for p in pending if p.cache_key not in answered], "extracting scaffolds", arrive)
     return outcome
+
+
+def _reuse_stored(judge: Judge, store: ScaffoldStore, documents: Sequence[Document],
+                  outcome: ScaffoldSet) -> list[PlannedRequest]:
+    """The stored scaffolds into `outcome` (one made under older assembly rules rebuilt from its own extraction
+    outputs, no engine call); the extraction requests of every other document."""
+    pending: list[PlannedRequest] = []
+    for document in documents:
+        stored = store.get(judge.scaffold_key(document))
+        if stored is not None and stored.scaffold.assembly < ASSEMBLY_VERSION:
+            records = {r.task.removeprefix("extract_"): r for r in stored.records}
+            stored = StoredScaffold(scaffold=judge.build_scaffold(document, records), records=stored.records)
+            store.put(stored)
+        if stored is not None:
+            outcome.scaffolds[document.doc_id] = stored.scaffold.model_copy(update={"doc_id": document.doc_id})
+            outcome.records.extend(stored.records)
+            outcome.reused += 1
+        else:
+            pending.extend(judge.extraction_requests(document))
+    return pending
+
+
+def write_scaffold_file(path: Path, scaffolds: Iterable[Scaffold], extracted_by: str) -> None:
+    """Scaffolds as a scaffold file (JSONL, one document a line), to score against anywhere with `--scaffold-file`."""
+    path.write_text("".join(json.dumps(scaffold_line(s, extracted_by), ensure_ascii=False) + "\n" for s in scaffolds),
+                    encoding="utf-8")

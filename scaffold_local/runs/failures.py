@@ -4,10 +4,11 @@ A run with any of them is `partial`, lists them in its folder (failures.jsonl) a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..data.inputs import InputIssue
+from ..method.text import counted
 from ..method.views import judgment_kind
 from ..records import Record
 
@@ -42,3 +43,8 @@ def describe(row: Mapping[str, Any]) -> str:
     where = "/".join(str(part) for part in (row["doc_id"], row["system"]) if part) or "the input"
     item = f" {row['item']}" if row["item"] else ""
     return f"{where}: {row['kind']}{item}: {row['failure']} ({str(row['reason'])[:160]})"
+
+
+def describe_partial(rows: Sequence[Mapping[str, Any]]) -> str:
+    """How many failures a partial run had and the first SHOWN of them, in a line."""
+    return f"{counted(len(rows), 'failure')} (status partial); the first: " + "; ".join(describe(r) for r in rows[:SHOWN])

@@ -13,8 +13,6 @@ is missing.
 
 from __future__ import annotations
 
-import functools
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,21 +30,19 @@ from ..judging.judge import Judge
 from ..judging.planned import PlannedRequest
 from ..judging.prompts import PromptTemplate
 from ..judging.quality import ScaffoldQuality, inspect, quality_path, read_support, save_support, support_requests
-from ..method.document_groups import member_scores
 from ..method.holistic_pairwise import TASK as PAIR_TASK
-from ..method.metrics import SummaryScores, SystemScores, rouge_l, score_summary, system_means
+from ..method.metrics import SummaryScores, SystemScores, system_means
 from ..method.scaffold import Scaffold
-from ..method.schemas import json_schema, schema_sha256
 from ..method.versions import method_version
-from ..method.views import direct_score, labelling
-from ..provenance import package_versions, platform_info
 from ..records import Record, RunSpec, RunStatus, RunUsage, ScaffoldSource, usage_stats
 from .extracting import extract_scaffolds
 from .failures import failure_rows
-from .holistic_pairs import HolisticPair, Pairing, plan_pairs, write_pairs
+from .holistic_pairs import HolisticPair, Pairing, PlannedPair, plan_pairs, write_pairs
 from .merged_scaffolds import add_groups, merge_chunks
 from .preparing import Prepared, prepare_for
+from .run_spec import candidate_rows, run_spec
 from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
+from .summary_scores import split_summaries, summary_scores
 
 
 @dataclass
@@ -68,6 +64,21 @@ class RunOutcome:
     holistic_pairs: list[HolisticPair] = field(default_factory=list)  # the holistic pairwise baseline, where asked
     status: RunStatus = "complete"  # partial where anything failed or was skipped: `failure_rows` says what
     failure_rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class AskedJudgments:
+    """What a run asks the judge: each summary's requests by its key, why a summary has none, the holistic pairs."""
+
+    candidates: list[Candidate]  # in scoring order
+    plans: dict[str, list[PlannedRequest]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # "doc/system" -> why it could not be judged at all
+    pairs: list[PlannedPair] = field(default_factory=list)
+
+    @property
+    def planned(self) -> list[PlannedRequest]:
+        return ([p for ps in self.plans.values() for p in ps]
+                + [r for pair in self.pairs for r in (pair.a_first, pair.b_first)])
 
 
 class Pipeline:
@@ -166,53 +177,62 @@ class Pipeline:
         spec = spec.model_copy(update={"scaffold_keys": {d: s.key for d, s in scaffolds.scaffolds.items()}})
         run.write_spec(spec)
 
-        candidates = sorted(loaded.candidates, key=lambda c: (c.doc_id, c.system))
-        split_summaries(self.judge, self.cache, candidates, sources)
-        plans: dict[str, list[PlannedRequest]] = {}
-        failed: dict[str, str] = {}
-        for c in candidates:
-            scaffold = scaffolds.scaffolds.get(c.doc_id)
-            if scaffold is None:
-                failed[c.key] = scaffolds.unavailable.get(c.doc_id, "no scaffold")
-            else:
-                plans[c.key] = self.judge.plan(scaffold, loaded.excerpts.get(c.key, sources[c.doc_id]), c)
-        pairs = plan_pairs(self.judge, sources, [c for c in candidates if c.key in plans], pairing) if pairing else []
-        planned = [p for ps in plans.values() for p in ps] + [r for pair in pairs for r in (pair.a_first, pair.b_first)]
+        asked = self._plan_judgments(loaded, scaffolds, sources, pairing)
         run.write_requests({"cache_key": p.cache_key, "request_id": p.request.id, "task": p.task,
-                            "doc_id": p.doc_id, "system": p.system} for p in planned)
-
-        records, sent = self.answer(planned, "judging summaries")
+                            "doc_id": p.doc_id, "system": p.system} for p in asked.planned)
+        records, sent = self.answer(asked.planned, "judging summaries")
         retries["judgments"] = self.dispatch.retries - retries_before - retries["extraction"]
         if self.dispatch.engine_description is not None:
             started = {**self.dispatch.engine_description, "started_at": now()}
             spec = spec.model_copy(update={"engines": [*spec.engines, started]})
+        return self._results(loaded, run, resumed, scaffolds, asked, records, sent, retries, pairing), spec
 
-        scored = [self._scores(c, scaffolds, plans[c.key], records) for c in candidates if c.key in plans]
+    def _plan_judgments(self, loaded: LoadedInput, scaffolds: ScaffoldSet, sources: dict[str, Document],
+                        pairing: Pairing | None) -> AskedJudgments:
+        """Every summary's requests (a summary without a scaffold: why not), and the holistic pairs' where asked."""
+        candidates = sorted(loaded.candidates, key=lambda c: (c.doc_id, c.system))
+        split_summaries(self.judge, self.cache, candidates, sources)
+        asked = AskedJudgments(candidates)
+        for c in candidates:
+            scaffold = scaffolds.scaffolds.get(c.doc_id)
+            if scaffold is None:
+                asked.failed[c.key] = scaffolds.unavailable.get(c.doc_id, "no scaffold")
+            else:
+                asked.plans[c.key] = self.judge.plan(scaffold, loaded.excerpts.get(c.key, sources[c.doc_id]), c)
+        if pairing:
+            asked.pairs = plan_pairs(self.judge, sources, [c for c in candidates if c.key in asked.plans], pairing)
+        return asked
+
+    def _results(self, loaded: LoadedInput, run: RunFolder, resumed: bool, scaffolds: ScaffoldSet,
+                 asked: AskedJudgments, records: dict[str, Record], sent: list[Record],
+                 retries: dict[str, Counter[str]], pairing: Pairing | None) -> RunOutcome:
+        """Every summary's scores, the systems' means, the usage and the failures, written to the run folder."""
+        scored = [summary_scores(self.judge, c, scaffolds.scaffolds[c.doc_id], asked.plans[c.key], records,
+                                 self.weighted_verdicts) for c in asked.candidates if c.key in asked.plans]
         summaries = [summary for summary, _ in scored]
         systems = system_means(summaries)
-        used = [records[p.cache_key] for p in planned if p.cache_key in records]
+        used = [records[p.cache_key] for p in asked.planned if p.cache_key in records]
         stages = {"extraction": usage_stats(scaffolds.records), "judgments": usage_stats(used)}
         for stage, resent in retries.items():  # attempts the backend sent again, by class; a resumed run adds to them
             stages[stage].retries = dict(sorted((resent + run.previous_retries(stage)).items()))
         # engine time of this run folder's invocations (a resumed run adds to it)
         usage = RunUsage(**stages, engine_seconds=round(self.dispatch.engine_seconds + run.previous_engine_seconds(), 3))
         members = [row for _, rows in scored for row in rows] if loaded.groups else None
-        judged = candidate_rows(self.judge, candidates, scaffolds, failed, loaded.groups)
+        judged = candidate_rows(self.judge, asked.candidates, scaffolds, asked.failed, loaded.groups)
         run.write_results(usage, summaries, systems, judged, members, used)
-        failures = failure_rows(used, failed, [*loaded.issues, *scaffolds.issues])
+        failures = failure_rows(used, asked.failed, [*loaded.issues, *scaffolds.issues])
         run.write_failures(failures)
-        outcome = RunOutcome(
+        return RunOutcome(
             run_dir=run.dir, resumed=resumed, summaries=summaries, systems=systems,
-            requests_sent=len(sent), requests_reused=len(planned) - len(sent),
+            requests_sent=len(sent), requests_reused=len(asked.planned) - len(sent),
             validation_failures=sum(r.validation_error is not None for r in used),
             engine_errors=sum(r.retryable for r in sent), failures=dict(Counter(r.failure for r in used if r.failure)),
-            extraction=scaffolds, failed_summaries=failed, usage=usage,
+            extraction=scaffolds, failed_summaries=asked.failed, usage=usage,
             scaffolds_extracted=self.source.kind == "extracted",
             engine_log=(self.dispatch.engine_description or {}).get("log"),
-            holistic_pairs=write_pairs(run, self.judge, pairing, pairs, records) if pairing else [],
+            holistic_pairs=write_pairs(run, self.judge, pairing, asked.pairs, records) if pairing else [],
             status="partial" if failures else "complete", failure_rows=failures,
         )
-        return outcome, spec
 
     def check(self, scaffolds: dict[str, Scaffold], documents: dict[str, Document]) -> list[ScaffoldQuality]:
         """The judge-free checks and the judge's support check of every scaffold, saved beside it."""
@@ -252,76 +272,3 @@ class Pipeline:
         scaffolds = self.scaffolds_for(loaded.to_extract(doc_ids))
         merge_chunks(self.judge, self.scaffolds, self.answer, scaffolds, loaded)
         return scaffolds
-
-    def _scores(self, candidate: Candidate, scaffolds: ScaffoldSet, planned: list[PlannedRequest],
-                records: dict[str, Record]) -> tuple[SummaryScores, list[dict[str, Any]]]:
-        """A summary's scores and, for a group's summary, its coverage of each member document."""
-        scaffold = scaffolds.scaffolds[candidate.doc_id]
-        mine = self.judge.by_kind(planned, records)
-        n_sentences = len(self.judge.sentences(candidate.summary))
-        judgments = self.judge.judgments(scaffold, n_sentences, mine, self.weighted_verdicts)
-        scores = score_summary(scaffold, judgments, system=candidate.system, n_sentences=n_sentences,
-                               rouge_l_value=rouge_l(candidate.summary, candidate.references))
-        members = [{"group": candidate.doc_id, **m.model_dump()}
-                   for m in member_scores(scaffold, judgments, candidate.system, n_sentences)]
-        return scores, members
-
-
-
-def split_summaries(judge: Judge, cache: JudgmentCache, candidates: Sequence[Candidate],
-                    sources: dict[str, Document]) -> None:
-    """Each summary's sentences, kept by the store from an earlier run where there is one (splitting was most
-    of a rerun's time), split by its document's language where the method version says so."""
-    by_language: dict[str | None, list[str]] = {}  # one group (None) unless the splitter goes by language
-    for c in candidates:
-        by_language.setdefault(judge.summary_language(sources[c.doc_id]), []).append(c.summary)
-    for language, texts in by_language.items():
-        splitter = judge.splitter_version + (f"+{language}" if language else "")
-        judge.known_sentences.update(cache.sentences(texts, splitter, functools.partial(judge.sentences, language=language)))
-
-
-def candidate_rows(judge: Judge, candidates: list[Candidate], scaffolds: ScaffoldSet, failed: dict[str, str],
-                    groups: dict[str, tuple[str, ...]]) -> list[dict[str, Any]]:
-    return [
-        {"record": c.record, "doc_id": c.doc_id, "system": c.system, "summary": c.summary,
-         "sentences": judge.sentences(c.summary), "references": list(c.references),
-         "scaffold_key": scaffolds.scaffolds[c.doc_id].key if c.doc_id in scaffolds.scaffolds else None,
-         "failed": failed.get(c.key), **({"members": list(groups[c.doc_id])} if c.doc_id in groups else {})}
-        for c in candidates
-    ]
-
-
-def run_spec(judge: Judge, source: ScaffoldSource, loaded: LoadedInput, command: Sequence[str] | None,
-             weighted_verdicts: bool = False) -> RunSpec:
-    """What the run is: its identity (input, judge, prompts, schemas, scaffold source) and provenance."""
-    config = judge.config
-    limits = config.limits
-    if loaded.chunks:
-        judge.template(labelling.TASK)  # its prompt is part of the run
-    static_schemas = {spec.extract_task: schema_sha256(json_schema(spec.extraction_model(limits, judge.method)))
-                      for spec in judge.views.values()}
-    static_schemas[direct_score.TASK] = schema_sha256(json_schema(direct_score.direct_score_model(limits, judge.method)))
-    spec = RunSpec(
-        input={"source": loaded.source, "fingerprint": loaded.fingerprint,
-               "fields": loaded.fields.model_dump(), "split": loaded.split},
-        judge=config.model_dump(),
-        judge_fingerprint=judge.fingerprint,
-        method=judge.method.describe(),
-        prompts={task: {"ref": p.ref, "sha256": p.sha256} for task, p in sorted(judge.prompts.items())},
-        schemas={"version": str(judge.method.number), "static_sha256": static_schemas,
-                 "per_request": "alignment schemas are built per scaffold; each record holds its schema_sha256"},
-        scaffold_source=source,
-        weighted_verdicts=weighted_verdicts,
-        decision_threshold=None if weighted_verdicts else judge.decision_threshold,
-        # the thresholds of the kinds it reads (versions 3-6 and 9 decide facts and questions by decision_threshold)
-        thresholds={} if weighted_verdicts else {k: v for k, v in judge.thresholds.items() if judge.method.reads(k)},
-        created_at=now(),
-        command=list(command) if command is not None else sys.argv,
-        counts={"documents": len(loaded.documents), "candidates": len(loaded.candidates),
-                "input_issues": len(loaded.issues), **({"groups": len(loaded.groups)} if loaded.groups else {}),
-                **({"chunked_documents": len(loaded.chunks)} if loaded.chunks else {})},
-        versions=package_versions(),
-        platform=platform_info(),
-    )
-    stem = Path(loaded.source).stem or "input"
-    return spec.model_copy(update={"run_id": f"{stem}-{config.name}-{spec.identity_hash()[:8]}"})

@@ -1,7 +1,8 @@
-"""A run's set-up, done once for every front end: `plan(pipeline, loaded, options)` fits the input to the judge's
-context, parses the pairing, gathers what the user should read first (the summary line, the notes, the pairwise
-cost, the estimate of a long run, a judge's first use in this store), and `RunPlan.execute()` scores. The CLI,
-`evaluate()` and the Inspect scorer only build options and render the plan; whoever made the pipeline closes it."""
+"""A run's set-up, done once for every front end: `open_judge(JudgeOptions(...))` makes the judge's pipeline from
+what the user chose, `plan(pipeline, loaded, options)` fits the input to the judge's context, parses the pairing,
+gathers what the user should read first (the summary line, the notes, the pairwise cost, the estimate of a long run,
+a judge's first use in this store), and `RunPlan.execute()` scores. The CLI, `evaluate()` and the Inspect scorer only
+build options and render the plan; whoever opened the pipeline closes it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data.inputs import LoadedInput
+from ..judging.config import ModelConfig
+from ..judging.dispatch import ProgressFactory, no_progress
+from ..records import ScaffoldSource
 from .estimate import LONG_RUN_S, Estimate, estimate
 from .holistic_pairs import Pairing, cost
 from .pipeline import Pipeline, RunOutcome
@@ -23,6 +27,29 @@ class RunOptions:
     word_budget: int | None = None
     chunk_tokens: int | None = None  # read documents over this many tokens in chunks
     pairwise: str | None = None  # the holistic pairwise baseline: "all", or one system against every other
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """The judge of a run as its user chose it."""
+
+    model: str | ModelConfig | None = None  # a config name or path, or a config (default: the package's default judge)
+    store: str | Path = "scaffold_store"
+    method_version: int | None = None  # default: the config's, else the package's default version
+    batch_requests: int | None = None  # requests per engine call (default: the config's requests_per_call)
+    scaffolds: ScaffoldSource | None = None  # where the scaffolds come from (default: the judge extracts them)
+    verdict_confidence: bool = False  # record P(kept) of every written verdict
+    weighted_verdicts: bool = False  # count each item by the probability of its verdict
+
+
+def open_judge(options: JudgeOptions, progress: ProgressFactory = no_progress) -> Pipeline:
+    """The pipeline of the judge the user chose; nothing starts until a request is sent. Close it when done."""
+    config = options.model if isinstance(options.model, ModelConfig) else ModelConfig.load(options.model)
+    if options.verdict_confidence:
+        config = config.model_copy(update={"verdict_confidence": True})
+    return Pipeline(config, Path(options.store), progress=progress, batch_requests=options.batch_requests,
+                    method=options.method_version, scaffolds=options.scaffolds,
+                    weighted_verdicts=options.weighted_verdicts)
 
 
 @dataclass
@@ -73,7 +100,7 @@ def plan(pipeline: Pipeline, loaded: LoadedInput, options: RunOptions = RunOptio
     """Every check and set-up step of a run, before anything is sent."""
     prepared = pipeline.prepare(loaded, chunk_tokens=options.chunk_tokens)
     fitted = prepared.loaded
-    pairing = None if options.pairwise is None else Pairing.parse(options.pairwise, fitted.systems)
+    pairing = None if options.pairwise is None or prepared.nothing_fits else Pairing.parse(options.pairwise, fitted.systems)
     notes = [*prepared.notes, *([cost(pipeline.judge, fitted, pairing)] if pairing else [])]
     return RunPlan(pipeline, prepared, options, pairing, notes)
 

@@ -22,6 +22,7 @@ from ..data.store import JudgmentCache, RunFolder, RunNameError, ScaffoldStore
 from ..errors import RunNotReadable, SummaryNotFound
 from ..judging.config import ModelConfig
 from ..judging.judge import Judge
+from ..judging.quality import inspect, load_support, quality_path
 from ..judging.verdicts import join_records
 from ..method.metrics import SummaryScores, SystemScores
 from ..method.scaffold import Scaffold
@@ -125,6 +126,29 @@ class Run:
         """How many dropped duplicates and merged entities the run's scaffolds record, by action."""
         keys = {c["scaffold_key"] for c in self.candidates if c.get("scaffold_key")}
         return Counter(note.action for key in keys if (s := self.scaffold(key)) for note in s.notes)
+
+    def describe_scaffolds(self) -> str:
+        """The run's scaffolds in one line: label balance, near-duplicates, cut items, unsupported facts."""
+        limits = ModelConfig.model_validate(self.spec.judge).limits if self.spec.judge.get("backend") else None
+        store = ScaffoldStore(self.store_root)
+        labels: Counter[str] = Counter()
+        duplicates = cut = unsupported = checked = 0
+        for key in dict.fromkeys(self.spec.scaffold_keys.values()):
+            stored = store.get(key)
+            if stored is None or limits is None:
+                continue
+            quality = inspect(stored.scaffold, limits)
+            load_support(quality_path(store.path(key)), quality)
+            labels.update(quality.labels.get("facts", {}))
+            duplicates += len(quality.near_duplicates)
+            cut += len(quality.at_length_bound)
+            if quality.unsupported is not None:
+                checked += 1
+                unsupported += len(quality.unsupported)
+        support = (f"{unsupported} facts unsupported by the source in {checked} checked scaffolds" if checked
+                   else "facts not checked against the source (extract --check)")
+        return (f"scaffold quality: facts main/supporting/other {labels['main point']}/{labels['supporting detail']}/"
+                f"{labels['other']}; {duplicates} near-duplicate pairs; {cut} items at the length bound; {support}")
 
 
 def load(run_dir: Path | str) -> Run:
