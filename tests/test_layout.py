@@ -130,7 +130,19 @@ def test_no_two_modules_share_a_name():
     assert {name: where for name, where in names.items() if len(where) > 1} == {}
 
 
-@pytest.mark.parametrize("limit", [("file", 400), ("class", 199), ("function", 60)], ids=lambda x: x[0])
+def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """A function's lines from its first statement after the docstring: what a reader follows. A command's signature
+    declares its options one to a line, and a docstring is read as prose: neither is counted."""
+    body = node.body
+    if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return node.end_lineno - body[0].lineno + 1
+
+
+# Design limits. The files over 300 lines and the classes over 150 (the engines, Pipeline) are being split; until
+# then the file and class limits hold what there is.
+@pytest.mark.parametrize("limit", [("file", 400), ("class", 199), ("function", 40)], ids=lambda x: x[0])
 def test_sizes_a_reader_takes_in_at_once(limit):
     kind, most = limit
     too_long = []
@@ -141,8 +153,13 @@ def test_sizes_a_reader_takes_in_at_once(limit):
             if lines > most:
                 too_long.append(f"{path.relative_to(PACKAGE)}: {lines}")
             continue
-        wanted = ast.ClassDef if kind == "class" else (ast.FunctionDef, ast.AsyncFunctionDef)
         for node in ast.walk(ast.parse(source)):
-            if isinstance(node, wanted) and node.end_lineno - node.lineno + 1 > most:
-                too_long.append(f"{path.relative_to(PACKAGE)}:{node.name}: {node.end_lineno - node.lineno + 1}")
+            if kind == "class" and isinstance(node, ast.ClassDef):
+                size = node.end_lineno - node.lineno + 1
+            elif kind == "function" and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                size = _code_lines(node)
+            else:
+                continue
+            if size > most:
+                too_long.append(f"{path.relative_to(PACKAGE)}:{node.name}: {size}")
     assert too_long == []

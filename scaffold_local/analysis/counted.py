@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from ..judging.read_verdicts import CATEGORY
 from ..judging.readings import resolved
-from ..method.views import direct_score
+from ..method.views import ViewSpec, ViewVerdicts, direct_score
 from ..method.views import sentences as sentence_check
 from ..records import Record
 from ..runs.run import Run
@@ -72,6 +72,36 @@ class SummaryEvidence:
     direct_score_failure: str | None = None
 
 
+def _counted_item(spec: ViewSpec, item: Any, verdicts: ViewVerdicts, record: Record, threshold: float | None,
+                  expected_answer: str | None, told: set[str], sentences: list[str], reads: bool) -> CountedItem:
+    """One item's verdict as its scores counted it: kept, missed, failed, not asked or not counted, with its P, the
+    threshold that decided it, the sentences it cites and the judge's justification (an entity's shown once)."""
+    counted = item.label in spec.counted_labels
+    status: Status
+    if verdicts.failure(item.id):
+        status = "failed"
+    elif not counted:  # a version that reads its verdicts does not ask about such items
+        status = "not asked" if item.id not in verdicts.kept and reads else "not counted"
+    else:  # an item without a verdict of its own is missed (an entity's verdict lists only kept attributes)
+        status = "kept" if verdicts.kept.get(item.id, 0) >= 0.5 else "missed"
+    p = (record.confidence or {}).get(item.id)
+    text = f"{item.owner}: {item.text}" if item.owner else item.text
+    cited = tuple(verdicts.cited.get(item.id, ()))
+    written = verdicts.justification.get(item.id)
+    if written is None and (owner := item.id.split(".")[0]) != item.id and owner not in told:
+        written = verdicts.justification.get(owner)  # the entity's, shown once
+        told.add(owner)
+    justification = shown(written or "", f"{text} {' '.join(sentences)}")
+    item_threshold = threshold if p is not None else None
+    if status == "missed" and cited and item_threshold is not None:  # the written answer said kept
+        justification = (f"the judge's written answer cited sentence {', '.join(map(str, cited))} as keeping "
+                         f"it; P(kept) {p:.3f} is below the threshold {item_threshold:.3f}, which decides")
+        cited = ()
+    return CountedItem(view=spec.name, id=item.id, label=item.label, text=text, status=status, p=p,
+                       threshold=item_threshold, cited=cited, justification=verdicts.failure(item.id) or justification,
+                       expected_answer=expected_answer)
+
+
 def summary_evidence(run: Run, candidate: Mapping[str, Any]) -> SummaryEvidence:
     """Every verdict of one summary (a row of `run.candidates`) exactly as its scores counted it."""
     doc_id, system = candidate["doc_id"], candidate["system"]
@@ -90,32 +120,8 @@ def summary_evidence(run: Run, candidate: Mapping[str, Any]) -> SummaryEvidence:
         threshold = None if run.spec.weighted_verdicts else judge.thresholds.get(spec.name)
         expected = {i.id: getattr(i, "expected_answer", None) for i in items}
         told: set[str] = set()  # entities whose one justification is already shown (on their first attribute)
-        for item in spec.judged(items):
-            counted = item.label in spec.counted_labels
-            status: Status
-            if verdicts.failure(item.id):
-                status = "failed"
-            elif not counted:  # a version that reads its verdicts does not ask about such items
-                status = "not asked" if item.id not in verdicts.kept and run.spec.reads_verdicts else "not counted"
-            else:  # an item without a verdict of its own is missed (an entity's verdict lists only kept attributes)
-                status = "kept" if verdicts.kept.get(item.id, 0) >= 0.5 else "missed"
-            p = (record.confidence or {}).get(item.id)
-            text = f"{item.owner}: {item.text}" if item.owner else item.text
-            cited = tuple(verdicts.cited.get(item.id, ()))
-            written = verdicts.justification.get(item.id)
-            if written is None and (owner := item.id.split(".")[0]) != item.id and owner not in told:
-                written = verdicts.justification.get(owner)  # the entity's, shown once
-                told.add(owner)
-            justification = shown(written or "", f"{text} {' '.join(evidence.sentences)}")
-            item_threshold = threshold if p is not None else None
-            if status == "missed" and cited and item_threshold is not None:  # the written answer said kept
-                justification = (f"the judge's written answer cited sentence {', '.join(map(str, cited))} as keeping "
-                                 f"it; P(kept) {p:.3f} is below the threshold {item_threshold:.3f}, which decides")
-                cited = ()
-            evidence.items.append(CountedItem(
-                view=spec.name, id=item.id, label=item.label, text=text, status=status, p=p,
-                threshold=item_threshold, cited=cited, justification=verdicts.failure(item.id) or justification,
-                expected_answer=expected.get(item.id)))
+        evidence.items += [_counted_item(spec, item, verdicts, record, threshold, expected.get(item.id), told,
+                                         evidence.sentences, run.spec.reads_verdicts) for item in spec.judged(items)]
     _sentence_verdicts(run, evidence, records.get(sentence_check.KIND))
     ds = records.get(direct_score.KIND)
     if ds is None or ds.parsed is None:

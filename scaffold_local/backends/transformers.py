@@ -20,18 +20,13 @@ from .answers import with_answers
 from .base import (
     BackendError,
     BaseBackend,
-    EngineConfig,
     EngineOptions,
-    Request,
-    Result,
-    StepCallback,
-    TokenAlternatives,
-    Usage,
     context_overflow,
     error_results,
     next_token_alternatives,
     validate_json,
 )
+from .protocol import EngineConfig, Request, Result, StepCallback, TokenAlternatives, Usage
 from .tokens import HuggingFaceTokenizer
 from .weights import resolve_model_path
 
@@ -156,7 +151,6 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
         return results  # type: ignore[return-value]
 
     def _generate_batch(self, batch: Sequence[Request]) -> list[Result]:
-        torch = self._torch
         prompt_ids = [self.prompt_ids(r) for r in batch]
         prompt_lengths = [len(ids) for ids in prompt_ids]
         overflow = [context_overflow(r, n, self.config.max_model_len) for r, n in zip(batch, prompt_lengths)]
@@ -173,27 +167,8 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
             [self._logits_processor(r.json_schema) if r.json_schema else None for r in rows], prompt_width, budgets,
             self._stop_ids, self.on_step,
         )
-        sampling = rows[0].sampling
-        sample = sampling.temperature > 0
-        if sampling.seed is not None:
-            torch.manual_seed(sampling.seed)
         started = time.perf_counter()
-        alternatives = max(r.sampling.top_logprobs for r in rows)
-        with torch.inference_mode():
-            output = self.model.generate(
-                **encoded,
-                max_new_tokens=max(budgets),
-                do_sample=sample,
-                temperature=sampling.temperature if sample else None,
-                top_p=sampling.top_p if sample else None,
-                top_k=None,
-                logits_processor=[constraint],
-                stopping_criteria=[constraint.budget_reached],
-                pad_token_id=self.tokenizer.pad_token_id,
-                eos_token_id=sorted(self._stop_ids),
-                return_dict_in_generate=True,
-                output_logits=bool(alternatives),  # raw logits, before the grammar's processors
-            )
+        output = _generate(self, encoded, rows, constraint)
         elapsed = time.perf_counter() - started
         generated = output.sequences[:, prompt_width:].tolist()
         for k, (i, row, budget) in enumerate(zip(runnable, generated, budgets)):
@@ -391,3 +366,28 @@ def repetition(tokens: list[int]) -> Repetition | None:
         if all(tokens[-(k + 1) * period : len(tokens) - k * period] == block for k in range(1, REPETITION_TIMES)):
             return Repetition(period, REPETITION_TIMES, len(tokens))
     return None
+
+
+def _generate(backend: TransformersBackend, encoded: Any, rows: Sequence[Request], constraint: _RowwiseConstraint) -> Any:
+    """One `generate` call for the batch, under the first request's sampling (a batch shares it), each row held
+    to its grammar and token budget by `constraint`; raw logits kept where alternatives are asked for."""
+    torch = backend._torch
+    sampling = rows[0].sampling
+    sample = sampling.temperature > 0
+    if sampling.seed is not None:
+        torch.manual_seed(sampling.seed)
+    with torch.inference_mode():
+        return backend.model.generate(
+            **encoded,
+            max_new_tokens=max(r.sampling.max_tokens for r in rows),
+            do_sample=sample,
+            temperature=sampling.temperature if sample else None,
+            top_p=sampling.top_p if sample else None,
+            top_k=None,
+            logits_processor=[constraint],
+            stopping_criteria=[constraint.budget_reached],
+            pad_token_id=backend.tokenizer.pad_token_id,
+            eos_token_id=sorted(backend._stop_ids),
+            return_dict_in_generate=True,
+            output_logits=bool(max(r.sampling.top_logprobs for r in rows)),  # raw logits, before the grammar's
+        )

@@ -114,17 +114,10 @@ def _csv_problem(exc: csv.Error, number: int, first: int, last: int) -> str:
     return f"{where} is not readable as CSV: {message}"
 
 
-def _csv_records(path: Path) -> Iterator[RawRecord]:
-    data = path.read_bytes()
-    _check_encoding(path, data[:4])
-    # surrogateescape keeps undecodable bytes as lone surrogates, so each bad field is found and named.
-    text = data.decode("utf-8", errors="surrogateescape")
-    csv.field_size_limit(max(csv.field_size_limit(), _CSV_FIELD_LIMIT))
-    # strict: a malformed quote is an error for its row (which the reader then skips), never a silent
-    # merge of the following rows into one field.
-    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
+def _csv_header(path: Path, reader: Any) -> list[str]:
+    """The header row, or an InputError where it is unreadable, not UTF-8 or names a column twice."""
     try:
-        header = next(reader, [])
+        header: list[str] = next(reader, [])
     except csv.Error as exc:
         raise InputError(f"{path}: the header row is not readable as CSV: {exc}") from None
     bad_header = [i for i, name in enumerate(header, 1) if has_surrogates(name)]
@@ -134,6 +127,19 @@ def _csv_records(path: Path) -> Iterator[RawRecord]:
     if repeated:
         raise InputError(f"{path}: the header names the column {repeated[0]!r} twice "
                          f"(columns {', '.join(str(i) for i, n in enumerate(header, 1) if n == repeated[0])})")
+    return header
+
+
+def _csv_records(path: Path) -> Iterator[RawRecord]:
+    data = path.read_bytes()
+    _check_encoding(path, data[:4])
+    # surrogateescape keeps undecodable bytes as lone surrogates, so each bad field is found and named.
+    text = data.decode("utf-8", errors="surrogateescape")
+    csv.field_size_limit(max(csv.field_size_limit(), _CSV_FIELD_LIMIT))
+    # strict: a malformed quote is an error for its row (which the reader then skips), never a silent
+    # merge of the following rows into one field.
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
+    header = _csv_header(path, reader)
     number = 0
     while True:
         first = reader.line_num + 1

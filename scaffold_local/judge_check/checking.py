@@ -63,27 +63,17 @@ class CheckResult:
                 "checked_at": datetime.now(UTC).isoformat(timespec="seconds")}
 
 
+# A checked fact: (doc, kind, the summary's requests, fact index, system, summary, fact)
+Item = tuple[str, Kind, list[Any], int, str, str, str]
+
+
 def run_check(pipeline: Pipeline, cases_file: Path | None = None) -> CheckResult:
-    from ..data.inputs import Candidate, Document
-    from ..metaeval.agreement import binary_agreement, ranking
-    from ..metaeval.realsumm import OVERLAP_PRESENT, facts_scaffold
-    from ..method.text import normalize, overlap, sha256_text
+    from ..metaeval.agreement import binary_agreement
+    from ..metaeval.realsumm import OVERLAP_PRESENT
+    from ..method.text import overlap
 
-    # (doc, kind, requests, fact index, system, summary, fact)
-    items: list[tuple[str, Kind, list[Any], int, str, str, str]] = []
-    planned_all = []
-    for case in load_cases(cases_file or CASES):
-        text = normalize(case.document)
-        document = Document(doc_id=case.doc_id, text=text, sha256=sha256_text(text))
-        scaffold = facts_scaffold(document, case.facts, origin="judge-check")
-        for n, summary in enumerate(case.summaries, 1):
-            candidate = Candidate(record=n, doc_id=document.doc_id, system=summary.system, summary=summary.summary)
-            planned = pipeline.judge.plan(scaffold, document, candidate, task="align_facts")
-            planned_all += planned
-            for i, (fact, kind) in enumerate(zip(case.facts, summary.presence), 1):
-                items.append((document.doc_id, kind, planned, i, summary.system, summary.summary, fact))
+    items, planned_all = _asked(pipeline, cases_file)
     records, _ = pipeline.answer(planned_all, "checking the judge")
-
     truth, judged, words, groups, p_kept = [], [], [], [], []
     kinds: list[str] = []
     failed = 0
@@ -105,6 +95,39 @@ def run_check(pipeline: Pipeline, cases_file: Path | None = None) -> CheckResult
                          binary_agreement(truth, words, groups), method=pipeline.method.number, checked=checked)
     if cases_file is not None:
         result.cases = f"{cases_file} (SHA-256 {hashlib.sha256(cases_file.read_bytes()).hexdigest()[:12]})"
+    _add_decision_and_ranking(result, pipeline, truth, p_kept, groups)
+    for scorer, decisions in (("judge", judged), ("word overlap", words)):
+        result.kept_rate[scorer] = {kind: sum(d for d, k in zip(decisions, kinds) if k == kind) / max(1, kinds.count(kind))
+                                    for kind in KINDS}
+    return result
+
+
+def _asked(pipeline: Pipeline, cases_file: Path | None) -> tuple[list[Item], list[Any]]:
+    """Every case's facts as checked items, and every summary's fact requests."""
+    from ..data.inputs import Candidate, Document
+    from ..metaeval.realsumm import facts_scaffold
+    from ..method.text import normalize, sha256_text
+
+    items: list[Item] = []
+    planned_all = []
+    for case in load_cases(cases_file or CASES):
+        text = normalize(case.document)
+        document = Document(doc_id=case.doc_id, text=text, sha256=sha256_text(text))
+        scaffold = facts_scaffold(document, case.facts, origin="judge-check")
+        for n, summary in enumerate(case.summaries, 1):
+            candidate = Candidate(record=n, doc_id=document.doc_id, system=summary.system, summary=summary.summary)
+            planned = pipeline.judge.plan(scaffold, document, candidate, task="align_facts")
+            planned_all += planned
+            for i, (fact, kind) in enumerate(zip(case.facts, summary.presence), 1):
+                items.append((document.doc_id, kind, planned, i, summary.system, summary.summary, fact))
+    return items, planned_all
+
+
+def _add_decision_and_ranking(result: CheckResult, pipeline: Pipeline, truth: list[int], p_kept: list[float | None],
+                              groups: list[str]) -> None:
+    """How the verdicts were decided, and how well P(kept) ranks the kept facts above the missed ones."""
+    from ..metaeval.agreement import ranking
+
     threshold = pipeline.judge.thresholds.get("facts")
     if threshold is not None:
         result.decision = f"P(kept) >= {threshold:g}, the config's calibrated threshold"
@@ -117,10 +140,6 @@ def run_check(pipeline: Pipeline, cases_file: Path | None = None) -> CheckResult
         result.auroc = ranking(list(labels), list(probabilities), list(documents))
         result.p_kept_items = len(offered)
         result.not_a_confidence = pipeline.method.not_a_confidence
-    for scorer, decisions in (("judge", judged), ("word overlap", words)):
-        result.kept_rate[scorer] = {kind: sum(d for d, k in zip(decisions, kinds) if k == kind) / max(1, kinds.count(kind))
-                                    for kind in KINDS}
-    return result
 
 
 def record_path(store: Path, config: ModelConfig, method: int, cases_file: Path | None = None) -> Path:

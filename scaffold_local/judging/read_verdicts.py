@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from ..backends.answers import YES_NO
-from ..backends.base import Message, Request, Result, Sampling
+from ..backends.protocol import Message, Request, Result, Sampling
 from ..data.inputs import Candidate, Document
 from ..errors import UsageError
 from ..method.scaffold import Scaffold
@@ -77,11 +77,28 @@ class VerdictReader:
         prompt up to the answer, the sentences of a fact (or another view whose rules read evidence) and the
         error category of a sentence; each direct-score axis."""
         shared = {"sentences": sentences, "document": document.text, "summary": candidate.summary}
+        planned = []
+        if scaffold is not None:
+            planned += self._view_readings(scaffold, candidate, task, shared, len(sentences))
+        if task in (None, sentence_check.TASK):
+            planned += self._sentence_readings(document, candidate, shared, sentences)
+        if task in (None, direct_score_view.TASK):
+            read = functools.partial(self._read, candidate=candidate, task=direct_score_view.TASK, variables=shared)
+            owner = f"{candidate.doc_id}/{candidate.system}"
+            for axis in direct_score_view.AXES:
+                planned.append(read(f"{owner}/direct_score/{axis}", Reading(axis, axis, GRADES, continued="1")))
+                planned.append(read(f"{owner}/direct_score/{axis}/1", Reading(axis, axis, GRADES, after="1")))
+        return planned
+
+    def _view_readings(self, scaffold: Scaffold, candidate: Candidate, task: str | None, shared: dict[str, Any],
+                       n_sentences: int) -> list[PlannedRequest]:
+        """Each item's verdict and, sharing its prompt up to the answer, the sentences that say it where the view's
+        rules read evidence (none for a one-sentence summary where the citation is apart: it is that sentence)."""
         owner = f"{candidate.doc_id}/{candidate.system}"
-        ids = tuple(str(i) for i in range(1, len(sentences) + 1))
+        ids = tuple(str(i) for i in range(1, n_sentences + 1))
         planned = []
         for name, spec in self.judge.views.items():
-            if scaffold is None or task not in (None, spec.align_task):
+            if task not in (None, spec.align_task):
                 continue
             rules = reading_rules(spec, self.judge.method.number)
             for item in rules.items(scaffold.items(name)):
@@ -96,24 +113,25 @@ class VerdictReader:
                     if len(ids) >= 10:  # "1" may begin 10..19: what follows it too
                         planned.append(read(f"{owner}/{name}/{item['id']}/evidence/1",
                                             Reading(item["id"], EVIDENCE, ids, after="1"), written=written))
-        if task in (None, sentence_check.TASK):
-            errors = tuple(c for c in self.judge.method.error_categories if c != NO_ERROR)
-            yes_no = self.judge.method.sentences_yes_no
-            evidence = ([e.text for e in sentence_excerpts(document, sentences)]  # each sentence's best passages
-                        if self.judge.method.sentences_on_passages else [document.text] * len(sentences))
-            for i in range(1, len(sentences) + 1):
-                read = functools.partial(self._read, candidate=candidate, task=sentence_check.TASK,
-                                         variables={**shared, "document": evidence[i - 1], "check": i})
-                verdict = Reading(f"S{i}", SUPPORTED, YES_NO if yes_no else BOOLEAN)
-                planned.append(read(f"{owner}/faithfulness/S{i}", verdict))
-                if not yes_no:  # the error, had it none: counted for the sentences judged unsupported
-                    planned.append(read(f"{owner}/faithfulness/S{i}/category", Reading(f"S{i}", CATEGORY, errors),
-                                        written=f'"{SUPPORTED}": false, '))
-        if task in (None, direct_score_view.TASK):
-            read = functools.partial(self._read, candidate=candidate, task=direct_score_view.TASK, variables=shared)
-            for axis in direct_score_view.AXES:
-                planned.append(read(f"{owner}/direct_score/{axis}", Reading(axis, axis, GRADES, continued="1")))
-                planned.append(read(f"{owner}/direct_score/{axis}/1", Reading(axis, axis, GRADES, after="1")))
+        return planned
+
+    def _sentence_readings(self, document: Document, candidate: Candidate, shared: dict[str, Any],
+                           sentences: list[str]) -> list[PlannedRequest]:
+        """Each sentence's support and, where it is not read yes / no, its error category had it one."""
+        owner = f"{candidate.doc_id}/{candidate.system}"
+        errors = tuple(c for c in self.judge.method.error_categories if c != NO_ERROR)
+        yes_no = self.judge.method.sentences_yes_no
+        evidence = ([e.text for e in sentence_excerpts(document, sentences)]  # each sentence's best passages
+                    if self.judge.method.sentences_on_passages else [document.text] * len(sentences))
+        planned = []
+        for i in range(1, len(sentences) + 1):
+            read = functools.partial(self._read, candidate=candidate, task=sentence_check.TASK,
+                                     variables={**shared, "document": evidence[i - 1], "check": i})
+            verdict = Reading(f"S{i}", SUPPORTED, YES_NO if yes_no else BOOLEAN)
+            planned.append(read(f"{owner}/faithfulness/S{i}", verdict))
+            if not yes_no:  # the error, had it none: counted for the sentences judged unsupported
+                planned.append(read(f"{owner}/faithfulness/S{i}/category", Reading(f"S{i}", CATEGORY, errors),
+                                    written=f'"{SUPPORTED}": false, '))
         return planned
 
     def _read(self, request_id: str, reading: Reading, *, candidate: Candidate, task: str, variables: dict[str, Any],
@@ -137,16 +155,8 @@ class VerdictReader:
         top = result.next_token or {}
         exact = self.judge.method.exact_readings
         found = distribution(top, reading.answers, reading.after, exact=exact, complete=result.answers_complete)
-        if exact and found is not None:
-            record.answer_mass, record.bounded = round(found.answer_mass, 6), list(found.bounded) or None
-            if found.answer_mass < EXACT_ANSWER_MASS_FLOOR:
-                failed = self._failed_item(reading)
-                why = (f"the judge put {found.answer_mass:.3f} of its next-token probability on the answers (below "
-                       f"{EXACT_ANSWER_MASS_FLOOR}): it was about to write something else; likeliest next tokens "
-                       + ", ".join(f"{t!r} {math.exp(v):.2f}" for t, v in list(top.items())[:5]))
-                record.failure, record.failed_items = "low_answer_mass", {failed: why}
-                record.validation_error = f"{failed}: {why}"
-                return record
+        if exact and found is not None and self._too_little_mass(record, found, reading, top):
+            return record
         problem = self._problem(found, reading, top)
         if problem is not None or found is None:
             failed = self._failed_item(reading)
@@ -166,6 +176,19 @@ class VerdictReader:
         else:
             record.parsed = {reading.item: {reading.name: stored(found)}}
         return record
+
+    def _too_little_mass(self, record: Record, found: Any, reading: Reading, top: dict[str, float]) -> bool:
+        """Records an exact reading's answer mass; where it is below the floor, fails its item and says so."""
+        record.answer_mass, record.bounded = round(found.answer_mass, 6), list(found.bounded) or None
+        if found.answer_mass >= EXACT_ANSWER_MASS_FLOOR:
+            return False
+        failed = self._failed_item(reading)
+        why = (f"the judge put {found.answer_mass:.3f} of its next-token probability on the answers (below "
+               f"{EXACT_ANSWER_MASS_FLOOR}): it was about to write something else; likeliest next tokens "
+               + ", ".join(f"{t!r} {math.exp(v):.2f}" for t, v in list(top.items())[:5]))
+        record.failure, record.failed_items = "low_answer_mass", {failed: why}
+        record.validation_error = f"{failed}: {why}"
+        return True
 
     def _failed_item(self, reading: Reading) -> str:
         """What a failed reading voids: its item, or where that is not the verdict, the reading alone ("F3

@@ -16,10 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from ..data.inputs import Candidate
+from ..data.inputs import Candidate, Document
+from ..judging.planned import PlannedRequest
 from ..method.metrics import Judgments, SummaryScores, rouge_l, score_summary
 from ..method.scaffold import Scaffold
 from ..method.views.judged import ViewVerdicts
+from ..records import Record
 from ..runs.pipeline import Pipeline
 from .correlation import correlation_table, describe_spearman
 from .realsumm import document_of, present_by_overlap
@@ -47,23 +49,8 @@ def end_to_end(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
     every = [p for *_, planned in plans for p in planned]
     records, sent = pipeline.answer(every, "judging facts")
 
-    rows: list[dict[str, Any]] = []
-    failed_items = 0
-    for doc, summary, document, scaffold, candidate, planned in plans:
-        n_sentences = len(pipeline.judge.sentences(candidate.summary, pipeline.judge.summary_language(document)))
-        mine = pipeline.judge.by_kind(planned, records)
-        failed_items += sum(len(r.failed_items or ()) for r in mine.values())
-        judged = score_summary(scaffold, pipeline.judge.judgments(scaffold, n_sentences, mine),
-                               system=candidate.system, n_sentences=n_sentences)
-        lexical = scored_by_word_overlap(scaffold, candidate, n_sentences)
-        rows.append({"doc_id": document.doc_id, "system": candidate.system,
-                     **{f"judge_{m}": judged.values.get(m) for m in METRICS},
-                     **{f"lexical_{m}": lexical.values.get(m) for m in METRICS},
-                     "lexical_fc_key_facts": float(np.mean(present_by_overlap(doc["keyfacts"], candidate.summary))),
-                     "rouge_l": rouge_l(candidate.summary, candidate.references),
-                     "facts_scored": sum(f.label != "other" for f in scaffold.items("facts")),
-                     HUMAN: summary["human"]["litepyramid_recall"],
-                     "undefined": judged.undefined.get("fc")})
+    rows = [_row(pipeline, records, *plan) for plan in plans]
+    failed_items = sum(row.pop("failed_items") for row in rows)
     result = MetaEvalResult("realsumm-end-to-end", pipeline.config.name, len(docs), len(rows), failed_items)
     result.tables["per_summary"] = rows
     result.tables["correlation"] = []
@@ -78,6 +65,26 @@ def end_to_end(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
                           f"failed fact verdicts: {failed_items}; fact judgments sent to the engine: {len(sent)} of "
                           f"{len(every)} (the rest read from the store)")
     return result
+
+
+def _row(pipeline: Pipeline, records: dict[str, Record], doc: dict[str, Any], summary: dict[str, Any],
+         document: Document, scaffold: Scaffold, candidate: Candidate, planned: list[PlannedRequest]) -> dict[str, Any]:
+    """One summary: every metric by the judge and by word overlap on the same scaffold, beside people's LitePyramid
+    recall, and how many of its fact verdicts failed."""
+    n_sentences = len(pipeline.judge.sentences(candidate.summary, pipeline.judge.summary_language(document)))
+    mine = pipeline.judge.by_kind(planned, records)
+    judged = score_summary(scaffold, pipeline.judge.judgments(scaffold, n_sentences, mine),
+                           system=candidate.system, n_sentences=n_sentences)
+    lexical = scored_by_word_overlap(scaffold, candidate, n_sentences)
+    return {"doc_id": document.doc_id, "system": candidate.system,
+            **{f"judge_{m}": judged.values.get(m) for m in METRICS},
+            **{f"lexical_{m}": lexical.values.get(m) for m in METRICS},
+            "lexical_fc_key_facts": float(np.mean(present_by_overlap(doc["keyfacts"], candidate.summary))),
+            "rouge_l": rouge_l(candidate.summary, candidate.references),
+            "facts_scored": sum(f.label != "other" for f in scaffold.items("facts")),
+            HUMAN: summary["human"]["litepyramid_recall"],
+            "undefined": judged.undefined.get("fc"),
+            "failed_items": sum(len(r.failed_items or ()) for r in mine.values())}
 
 
 def scored_by_word_overlap(scaffold: Scaffold, candidate: Candidate, n_sentences: int) -> SummaryScores:

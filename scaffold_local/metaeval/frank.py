@@ -72,28 +72,7 @@ def faithfulness(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
             planned = pipeline.judge.plan(None, document, candidate, task="check_faithfulness")
             plans.append((doc, summary, document, planned))
     records, _ = pipeline.answer([p for *_, planned in plans for p in planned], "checking sentences")
-
-    by_source: dict[str, _Items] = {}
-    failed = 0
-    for doc, summary, document, planned in plans:
-        record = pipeline.judge.by_kind(planned, records).get("faithfulness")
-        majority = summary["human"]["sentence_error_majority"]
-        if record is None or record.parsed is None or record.failed_items:
-            failed += len(majority)  # F per summary needs every sentence's verdict: left out whole
-            continue
-        # the judge's verdicts as its metrics count them (its calibrated threshold on P(supported), where it has one)
-        errors = [int(not v) for v in pipeline.judge.sentence_verdicts(record, len(majority))]
-        items = by_source.setdefault(source_of(doc), _Items())
-        items.humans.add(summary["human"].get("sentence_error_per_annotator") or [majority], majority, document.doc_id)
-        items.judged += errors
-        items.lexical += flagged_by_overlap(summary["sentences"], document.text)
-        if record.confidence:  # P(supported) against "no error", the positive class of a calibrated threshold
-            items.confident += [(1 - label, record.confidence[f"S{i}"], document.doc_id)
-                                for i, label in enumerate(majority, 1)]
-        items.rows.append({"doc_id": document.doc_id, "source": source_of(doc), "system": summary["system"],
-                           "judge_f": 1 - float(np.mean(errors)),
-                           "human_factuality": summary["human"]["frank_summary_scores"]["Factuality"]})
-
+    by_source, failed = _by_source(pipeline, plans, records)
     pooled = _Items()
     for items in by_source.values():
         pooled.extend(items)
@@ -114,3 +93,30 @@ def faithfulness(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
         f"summaries left out because our splitter cuts FRANK's sentences differently: {mismatched}",
     ]
     return result
+
+
+def _by_source(pipeline: Pipeline, plans: list[tuple[dict[str, Any], dict[str, Any], Any, list[Any]]],
+               records: dict[str, Any]) -> tuple[dict[str, _Items], int]:
+    """Every judged sentence beside people's labels and word overlap, by the summaries' source (CNN/DM, XSum); and
+    how many sentences were left out because their summary's check failed."""
+    by_source: dict[str, _Items] = {}
+    failed = 0
+    for doc, summary, document, planned in plans:
+        record = pipeline.judge.by_kind(planned, records).get("faithfulness")
+        majority = summary["human"]["sentence_error_majority"]
+        if record is None or record.parsed is None or record.failed_items:
+            failed += len(majority)  # F per summary needs every sentence's verdict: left out whole
+            continue
+        # the judge's verdicts as its metrics count them (its calibrated threshold on P(supported), where it has one)
+        errors = [int(not v) for v in pipeline.judge.sentence_verdicts(record, len(majority))]
+        items = by_source.setdefault(source_of(doc), _Items())
+        items.humans.add(summary["human"].get("sentence_error_per_annotator") or [majority], majority, document.doc_id)
+        items.judged += errors
+        items.lexical += flagged_by_overlap(summary["sentences"], document.text)
+        if record.confidence:  # P(supported) against "no error", the positive class of a calibrated threshold
+            items.confident += [(1 - label, record.confidence[f"S{i}"], document.doc_id)
+                                for i, label in enumerate(majority, 1)]
+        items.rows.append({"doc_id": document.doc_id, "source": source_of(doc), "system": summary["system"],
+                           "judge_f": 1 - float(np.mean(errors)),
+                           "human_factuality": summary["human"]["frank_summary_scores"]["Factuality"]})
+    return by_source, failed

@@ -25,6 +25,7 @@ from ..analysis.items import item_verdicts
 from ..analysis.pairwise import grounded_preferences
 from ..data.inputs import Candidate, LoadedInput
 from ..method.metrics import rouge_l
+from ..runs import Run, RunOutcome
 from ..runs import load as load_run
 from ..runs.holistic_pairs import Pairing
 from ..runs.pipeline import Pipeline
@@ -50,14 +51,9 @@ def summeval_pairs(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0
                        {f"expert {d}": expert(d) for d in ("relevance", "consistency")})
 
 
-def pair_orders(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int, task: str,
-                people_scores: dict[str, PeopleScore]) -> MetaEvalResult:
-    loaded, lexical = _input(task, docs)
-    outcome = pipeline.score(loaded, pairing=Pairing())
-    run = load_run(outcome.run_dir)
-    values = {(s.doc_id, s.system): {**{m: s.values.get(m) for m in ("fps", "fc", "ds")}, **lexical[s.doc_id, s.system]}
-              for s in outcome.summaries}
-    # each preference under both orders of its pair, so that people's order of a pair finds it whichever way it was read
+def _preferences(run: Run, outcome: RunOutcome) -> dict[tuple[str, str, str], dict[str, float | None]]:
+    """Each pairwise scorer's preference for a over b, by (document, a, b), under both orders of its pair, so that
+    people's order of a pair finds it whichever way it was read."""
     preferences: dict[tuple[str, str, str], dict[str, float | None]] = defaultdict(dict)
 
     def prefer(doc_id: str, a: str, b: str, scorer: str, value: float | None) -> None:
@@ -69,7 +65,17 @@ def pair_orders(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int, task:
         prefer(e.doc_id, e.a, e.b, "grounded pairwise P", e.probable_preference)
     for h in outcome.holistic_pairs:
         prefer(h.doc_id, h.a, h.b, "holistic pairwise", None if h.failure else h.value)
+    return preferences
 
+
+def pair_orders(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int, task: str,
+                people_scores: dict[str, PeopleScore]) -> MetaEvalResult:
+    loaded, lexical = _input(task, docs)
+    outcome = pipeline.score(loaded, pairing=Pairing())
+    run = load_run(outcome.run_dir)
+    values = {(s.doc_id, s.system): {**{m: s.values.get(m) for m in ("fps", "fc", "ds")}, **lexical[s.doc_id, s.system]}
+              for s in outcome.summaries}
+    preferences = _preferences(run, outcome)
     rows = []
     for (people_name, people_score), doc in itertools.product(people_scores.items(), docs):
         doc_id = str(doc["doc_id"])

@@ -209,7 +209,10 @@ def _f(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
 
 
-def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
+def _matching_requests(pipeline: Pipeline, docs: list[dict[str, Any]]) -> tuple[list[tuple[Any, ...]], int]:
+    """Each document's extracted facts against people's key facts, asked both ways: is a human fact covered by the
+    judge's facts (read as a summary), and does an extracted fact match a human one; and how many documents have no
+    extracted fact list."""
     documents = [document_of(doc) for doc in docs]
     extracted = pipeline.extract(documents)
     plans = []
@@ -228,6 +231,11 @@ def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
         covered = _fact_requests(pipeline, facts_scaffold(document, human), document, ours_as_summary)
         matched = _fact_requests(pipeline, facts_scaffold(document, ours, origin="extracted"), document, human_as_summary)
         plans.append((document, human, ours, labels, covered, matched))
+    return plans, failed_docs
+
+
+def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
+    plans, failed_docs = _matching_requests(pipeline, docs)
     records, _ = pipeline.answer([p for *_, c, m in plans for p in (*c, *m)], "matching facts")
 
     rows: list[dict[str, Any]] = []
@@ -250,22 +258,26 @@ def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
     result = MetaEvalResult("realsumm-extraction", pipeline.config.name, len(docs), sum(r["human_facts"] for r in rows),
                             failed + failed_docs)
     result.tables["per_document"] = rows
-    shares: list[dict[str, Any]] = []
-    for rule in ("judge", "lexical"):
-        covered_share = _pooled_share(rows, f"{rule}_covered", "human_facts", seed)
-        unmatched_share = _pooled_share(rows, f"{rule}_unmatched", "extracted_facts", seed)
-        shares += [{"rule": rule, "measure": "human facts covered", "value": covered_share[0], "low95": covered_share[1],
-                    "high95": covered_share[2]},
-                   {"rule": rule, "measure": "extracted facts matching no human fact", "value": unmatched_share[0],
-                    "low95": unmatched_share[1], "high95": unmatched_share[2]}]
-    matched_main = _pooled_share(rows, "matched_main", "extracted_main", seed)
-    shares.append({"rule": "judge", "measure": "extracted main facts matching a human fact", "value": matched_main[0],
-                   "low95": matched_main[1], "high95": matched_main[2]})
+    shares = _coverage_shares(rows, seed)
     result.tables["coverage"] = shares
     result.summary = [f"{r['measure']} ({r['rule']} rule): {_f(r['value'])} [{_f(r['low95'])}, {_f(r['high95'])}]"
                       for r in shares]
     result.summary.append(f"documents without an extracted fact list: {failed_docs}; failed matching judgments: {failed}")
     return result
+
+
+def _coverage_shares(rows: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
+    """Pooled shares over documents, with intervals: human facts covered and extracted facts matching none, by the
+    judge's rule and by word overlap; extracted main facts matching a human fact."""
+    def share(rule: str, measure: str, numerator: str, denominator: str) -> dict[str, Any]:
+        value, low, high = _pooled_share(rows, numerator, denominator, seed)
+        return {"rule": rule, "measure": measure, "value": value, "low95": low, "high95": high}
+
+    shares = []
+    for rule in ("judge", "lexical"):
+        shares += [share(rule, "human facts covered", f"{rule}_covered", "human_facts"),
+                   share(rule, "extracted facts matching no human fact", f"{rule}_unmatched", "extracted_facts")]
+    return [*shares, share("judge", "extracted main facts matching a human fact", "matched_main", "extracted_main")]
 
 
 def _pooled_share(rows: list[dict[str, Any]], part: str, whole: str, seed: int) -> tuple[float | None, ...]:

@@ -95,14 +95,7 @@ def entity_edits(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
                        f"{Estimate.of(r)} of {r['pairs']} pairs (mean per document, 95% "
                        "interval over documents; a tie counts half)" for r in result.tables["paired"]]
     if rows and all(p is not None for p in probabilities):
-        result.tables["paired"] += [
-            _paired([{**row, "eps_at": float(np.mean([x >= t for x in p])) if p else None}
-                     for row, p in zip(rows, probabilities)], "eps_at", seed, t) for t in THRESHOLDS]
-        if (best := best_of(result.tables["paired"])) is not None:
-            result.summary.append(f"threshold on P(kept) that ranks best on these documents: {best:.2f} (a config's "
-                                  "entity threshold is chosen on dev documents only)")
-        result.tables["touched"], line = touched_attributes(rows, readings)
-        result.summary.append(line)
+        _add_thresholds(result, rows, probabilities, readings, seed)
     else:
         result.summary.append(f"no threshold compared: method version {pipeline.method.number} gives no P(kept) per "
                               "entity attribute (version 12 reads them)")
@@ -111,6 +104,20 @@ def entity_edits(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
                           f"judgment failed: {failed}; judgments sent to the engine: {len(sent)} of {len(every)} "
                           "(the rest read from the store)")
     return result
+
+
+def _add_thresholds(result: MetaEvalResult, rows: list[dict[str, Any]], probabilities: list[Any],
+                    readings: list[Any], seed: int) -> None:
+    """Where every attribute has its P(kept): EPS at each threshold paired as the other scorers are, the threshold
+    that ranks best here, and how far P(kept) moves on the attributes an edit touched."""
+    result.tables["paired"] += [
+        _paired([{**row, "eps_at": float(np.mean([x >= t for x in p])) if p else None}
+                 for row, p in zip(rows, probabilities)], "eps_at", seed, t) for t in THRESHOLDS]
+    if (best := best_of(result.tables["paired"])) is not None:
+        result.summary.append(f"threshold on P(kept) that ranks best on these documents: {best:.2f} (a config's "
+                              "entity threshold is chosen on dev documents only)")
+    result.tables["touched"], line = touched_attributes(rows, readings)
+    result.summary.append(line)
 
 
 def _planned(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int) -> tuple[list[tuple[Any, ...]], list[str]]:

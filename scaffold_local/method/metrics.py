@@ -147,38 +147,42 @@ def system_means(rows: Sequence[SummaryScores]) -> list[SystemScores]:
         by_system[row.system].append(row)
     documents = list(dict.fromkeys(row.doc_id for row in rows))
     cell = {(row.doc_id, row.system): row for row in rows}  # one summary per (document, system): data/loading.py
+    return [SystemScores(system=system, n_summaries=len(members),
+                         metrics={key: _metric_mean(key, system, members, documents, cell) for key in METRICS})
+            for system, members in by_system.items()]
 
-    def value(doc: str, system: str, key: str) -> float | None:
-        row = cell.get((doc, system))
+
+def _metric_mean(key: str, system: str, members: list[SummaryScores], documents: list[str],
+                 cell: dict[tuple[str, str], SummaryScores]) -> MetricMean:
+    """One metric of one system: its mean over the summaries that define it, and its mean over the documents where
+    every system has a value (paired), each with what it left out and why."""
+    systems = list(dict.fromkeys(s for _, s in cell))
+
+    def value(doc: str, who: str) -> float | None:
+        row = cell.get((doc, who))
         return None if row is None else row.values.get(key)
 
-    result = []
-    for system, members in by_system.items():
-        metrics = {}
-        for key in METRICS:
-            defined = [r.values[key] for r in members if r.values.get(key) is not None]
-            reasons = Counter(_why_missing(r, key) for r in members if r.values.get(key) is None)
-            paired: list[float] = []
-            left_out: Counter[str] = Counter()
-            for doc in documents:
-                mine = value(doc, system, key)
-                if mine is None:
-                    continue  # left out of both means, with its reason above
-                lacking = [f"{other} ({_why_missing(cell.get((doc, other)), key)})" for other in by_system
-                           if value(doc, other, key) is None]
-                if lacking:
-                    left_out["no value for " + "; ".join(lacking)] += 1  # the words of analysis/paired.py
-                else:
-                    paired.append(mine)
-            metrics[key] = MetricMean(
-                mean=fmean(defined) if defined else None,  # type: ignore[arg-type]
-                n=len(defined),
-                excluded=len(members) - len(defined),
-                excluded_reasons=dict(reasons),
-                paired_mean=fmean(paired) if paired else None,
-                paired_documents=len(paired),  # every system has a value on each of them
-                paired_left_out=dict(left_out),
-                partial=sum(r.values.get(key) is not None and key in r.notes for r in members),
-            )
-        result.append(SystemScores(system=system, n_summaries=len(members), metrics=metrics))
-    return result
+    defined = [r.values[key] for r in members if r.values.get(key) is not None]
+    reasons = Counter(_why_missing(r, key) for r in members if r.values.get(key) is None)
+    paired: list[float] = []
+    left_out: Counter[str] = Counter()
+    for doc in documents:
+        mine = value(doc, system)
+        if mine is None:
+            continue  # left out of both means, with its reason above
+        lacking = [f"{other} ({_why_missing(cell.get((doc, other)), key)})" for other in systems
+                   if value(doc, other) is None]
+        if lacking:
+            left_out["no value for " + "; ".join(lacking)] += 1  # the words of analysis/paired.py
+        else:
+            paired.append(mine)
+    return MetricMean(
+        mean=fmean(defined) if defined else None,  # type: ignore[arg-type]
+        n=len(defined),
+        excluded=len(members) - len(defined),
+        excluded_reasons=dict(reasons),
+        paired_mean=fmean(paired) if paired else None,
+        paired_documents=len(paired),  # every system has a value on each of them
+        paired_left_out=dict(left_out),
+        partial=sum(r.values.get(key) is not None and key in r.notes for r in members),
+    )

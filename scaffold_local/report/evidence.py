@@ -14,11 +14,24 @@ from rich.text import Text
 from ..analysis.counted import NEAR_THRESHOLD, CountedItem, SummaryEvidence, summary_evidence
 from ..method.language import name as language_name
 from ..method.metrics import METRICS
+from ..method.scaffold import Scaffold
 from ..method.views import VIEW_SPECS, ViewSpec
 from ..runs.run import Run
 from .formatting import formatted, is_direct_score, metric_label
 
 _LABEL_ORDER = {"main point": 0, "supporting detail": 1}
+
+
+def _scaffold_lines(scaffold: Scaffold) -> list[Text]:
+    """What a reader should know of the scaffold first: the document's language, a group's documents."""
+    lines = []
+    if scaffold.language is not None:  # method version 6 on
+        lines.append(Text(f"document language: {language_name(scaffold.language)} "
+                          f"(detected: {scaffold.language}, p={scaffold.language_probability})", style="dim"))
+    if scaffold.members:
+        lines.append(Text(f"a group of {len(scaffold.members)} documents: {', '.join(scaffold.members)}; "
+                          "each item names its document", style="dim"))
+    return lines
 
 
 def evidence(run: Run, key: str, ds_scale: int = 10, explained: Mapping[str, str] | None = None) -> Group:
@@ -40,12 +53,7 @@ def evidence(run: Run, key: str, ds_scale: int = 10, explained: Mapping[str, str
     parts.append(Text("scores: " + "  ".join(f"{metric_label(k, ds_scale)}={formatted(v, k, ds_scale)}"
                                             for k, v in scores.values.items())))
     parts += [Text(note, style="yellow") for note in scores.notes.values()]  # values over fewer items
-    if scaffold.language is not None:  # method version 6 on
-        parts.append(Text(f"document language: {language_name(scaffold.language)} "
-                          f"(detected: {scaffold.language}, p={scaffold.language_probability})", style="dim"))
-    if scaffold.members:
-        parts.append(Text(f"a group of {len(scaffold.members)} documents: {', '.join(scaffold.members)}; "
-                          "each item names its document", style="dim"))
+    parts += _scaffold_lines(scaffold)
     counted = summary_evidence(run, candidate)
     for name, items in groupby(counted.items, key=lambda i: i.view):
         parts.append(_view_table(VIEW_SPECS[name], list(items), scaffold.item_sources, explained or {}))

@@ -23,7 +23,8 @@ def _clean(value: Any) -> Any:
     return round(value, 6) if isinstance(value, float) else value
 
 
-def run_tables(analysis: RunAnalysis) -> dict[str, Rows]:
+def _comparison_tables(analysis: RunAnalysis) -> dict[str, Rows]:
+    """Per metric: each system's paired mean over documents, every pair's difference, how often a rank holds."""
     run = analysis.name
     means, pairs, stability = [], [], []
     for metric, c in analysis.comparisons.items():
@@ -41,14 +42,17 @@ def run_tables(analysis: RunAnalysis) -> dict[str, Rows]:
                           "separated": p.separated, "not_assessed": p.not_assessed})
         for system, share in c.rank_stability.items():
             stability.append({"run": run, "metric": metric, "system": system, "keeps_rank": share})
+    return {"system_means": means, "pair_differences": pairs, "rank_stability": stability}
+
+
+def run_tables(analysis: RunAnalysis) -> dict[str, Rows]:
+    run = analysis.name
     agreement = analysis.agreement
     correlations = [{"run": run, "metric_a": a, "metric_b": b, "spearman": agreement.spearman[i][j],
                      "pearson": agreement.pearson[i][j]}
                     for i, a in enumerate(agreement.metrics) for j, b in enumerate(agreement.metrics)]
     return {
-        "system_means": means,
-        "pair_differences": pairs,
-        "rank_stability": stability,
+        **_comparison_tables(analysis),
         "resolving_power": [{"run": run, **vars(r)} for r in analysis.resolving],
         "rankings": [{"run": run, "ranked_by": r.name, "order": r.ordered(three_digits),
                       "pairs_separated": r.pairs_separated, "pairs": r.pairs, "not_assessed": r.not_assessed,

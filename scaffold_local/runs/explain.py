@@ -17,6 +17,7 @@ from ..backends import Message, Sampling
 from ..data.inputs import Candidate, Document
 from ..errors import UsageError
 from ..judging.planned import PlannedRequest
+from ..method.scaffold import Scaffold
 from .pipeline import Pipeline
 from .run import Run
 
@@ -30,6 +31,28 @@ class Explanation:
     verdict: bool  # as the metrics counted it
     text: str  # the judge's justification (empty where the request failed)
     failure: str | None = None
+
+
+def _asked(run: Run, scaffold: Scaffold, document: Document, candidate: Candidate,
+           items: Sequence[str]) -> list[tuple[str, bool, PlannedRequest]]:
+    """A justification request for every verdict the metrics counted (or for `items`), with the item and its verdict."""
+    judge = run.judge
+    records = run.records_for(candidate.doc_id, candidate.system)
+    planned: list[tuple[str, bool, PlannedRequest]] = []
+    for name, spec in judge.views.items():
+        record = records.get(name)
+        if record is None or record.parsed is None or spec.reading is None:
+            continue
+        counted = run.verdicts(name, record).kept
+        for reading in judge.plan(scaffold, document, candidate, task=spec.align_task):
+            item = reading.reading.item if reading.reading else ""
+            if reading.reading is None or reading.reading.key != spec.reading.field or item not in counted:
+                continue  # verdicts only, and only those the metrics counted
+            if items and item not in items:
+                continue
+            verdict = counted[item] >= 0.5
+            planned.append((item, verdict, _explanation_request(judge.fingerprint, reading, spec.reading.field, verdict)))
+    return planned
 
 
 def explain(run: Run, key: str, items: Sequence[str] = ()) -> list[Explanation]:
@@ -48,21 +71,7 @@ def explain(run: Run, key: str, items: Sequence[str] = ()) -> list[Explanation]:
     candidate = Candidate(record=candidate_row["record"], doc_id=candidate_row["doc_id"], system=candidate_row["system"],
                           summary=candidate_row["summary"])
     document = Document(doc_id=candidate.doc_id, text="", sha256=scaffold.document_sha256)  # views' prompts omit it
-    records = run.records_for(candidate.doc_id, candidate.system)
-    planned: list[tuple[str, bool, PlannedRequest]] = []
-    for name, spec in judge.views.items():
-        record = records.get(name)
-        if record is None or record.parsed is None or spec.reading is None:
-            continue
-        counted = run.verdicts(name, record).kept
-        for reading in judge.plan(scaffold, document, candidate, task=spec.align_task):
-            item = reading.reading.item if reading.reading else ""
-            if reading.reading is None or reading.reading.key != spec.reading.field or item not in counted:
-                continue  # verdicts only, and only those the metrics counted
-            if items and item not in items:
-                continue
-            verdict = counted[item] >= 0.5
-            planned.append((item, verdict, _explanation_request(judge.fingerprint, reading, spec.reading.field, verdict)))
+    planned = _asked(run, scaffold, document, candidate, items)
     if items and (unknown := sorted(set(items) - {item for item, _, _ in planned})):
         raise UsageError(f"{key} has no counted verdict for {', '.join(unknown)}")
     pipeline = Pipeline(judge.config, run.store_root, method=run.spec.method_version)
