@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from scaffold_local.backends.base import Request, Result
+from scaffold_local.backends.protocol import Request, Result
 from scaffold_local.backends.responder import ResponderBackend
 from scaffold_local.judging.config import ModelConfig
 

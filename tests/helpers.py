@@ -99,7 +99,7 @@ class VllmServer:
     def __init__(self, log_path: Path, port: int | None = None):
         import subprocess
 
-        from scaffold_local.backends.vllm import server_command
+        from scaffold_local.backends.vllm_arguments import server_command
         from scaffold_local.judging.config import ModelConfig
 
         self.port = port or free_port()

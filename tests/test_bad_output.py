@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from scaffold_local.backends import Message, Request, Sampling
-from scaffold_local.backends.base import Result, Usage
 from scaffold_local.backends.openai import OpenAIBackend
+from scaffold_local.backends.protocol import Result, Usage
 from scaffold_local.backends.responder import ResponderBackend
 from scaffold_local.data.loading import load_input
 from scaffold_local.judging.config import ModelConfig

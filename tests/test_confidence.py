@@ -9,7 +9,7 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from scaffold_local.backends.base import TokenAlternatives
+from scaffold_local.backends.protocol import TokenAlternatives
 from scaffold_local.cli import app
 from scaffold_local.data.loading import load_input
 from scaffold_local.judging.confidence import verdict_confidence

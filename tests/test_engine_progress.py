@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
-from scaffold_local.backends.base import Result
+from scaffold_local.backends.protocol import Result
 from scaffold_local.backends.responder import ResponderBackend
 from scaffold_local.backends.transformers import REPETITION_TIMES, close_after_last_item, repetition
 from scaffold_local.data.loading import load_input

@@ -297,7 +297,7 @@ def test_soak_over_2000_requests_with_faults_of_every_kind(tmp_path, servers):
 def test_a_failed_extraction_view_is_the_only_one_sent_again(responder_config, small_input, tmp_path):
     """A document whose extraction failed in one view for a passing reason gets no scaffold; the next
     run sends that view again, not the views already answered (they wait in the judgment cache)."""
-    from scaffold_local.backends.base import Result
+    from scaffold_local.backends.protocol import Result
     from scaffold_local.backends.responder import ResponderBackend
 
     sent: list[list[str]] = []

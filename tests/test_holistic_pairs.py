@@ -10,7 +10,7 @@ import math
 import pytest
 
 from scaffold_local.analysis.rankings import HOLISTIC, rankings_of
-from scaffold_local.backends.base import Result
+from scaffold_local.backends.protocol import Result
 from scaffold_local.backends.responder_rules import PAIR_POSITION_BIAS, PAIR_TIE, pair_preference
 from scaffold_local.data.loading import load_input
 from scaffold_local.errors import UsageError

@@ -93,8 +93,8 @@ def test_a_generation_group_holds_one_document_so_its_outputs_never_depend_on_an
     (documents), and the prompt kept from another document is not counted as shared."""
     from types import SimpleNamespace
 
-    from scaffold_local.backends.base import Message, Request, Sampling
     from scaffold_local.backends.llama_cpp import LlamaCppBackend
+    from scaffold_local.backends.protocol import Message, Request, Sampling
 
     backend = LlamaCppBackend.__new__(LlamaCppBackend)  # the grouping alone: no model loaded
     backend.options = SimpleNamespace(parallel=3, kv_tokens=10_000)

@@ -400,7 +400,7 @@ def test_verdict_confidence_is_read_where_the_verdict_is_decided():
     decision, a grammar's masked -inf, and a side missing from the top alternatives."""
     import math
 
-    from scaffold_local.backends.base import TokenAlternatives as T
+    from scaffold_local.backends.protocol import TokenAlternatives as T
     from scaffold_local.judging.confidence import verdict_confidence
 
     text = '{"F1":{"sentence_ids":[2],"inferred":true},"F2":{"sentence_ids":[],"inferred":false}}'
@@ -475,7 +475,7 @@ def test_realsumm_counts_the_summaries_each_rule_leaves_out(tmp_path):
     """Issue 18: one summary's fact output has an id the scaffold lacks (every fact still judged), one
     has a bad verdict for fact F2, one is prose. Before, each left its whole summary out (3 of 4); now
     only the prose does (1), and F2 alone is a failed item."""
-    from scaffold_local.backends.base import Result
+    from scaffold_local.backends.protocol import Result
     from scaffold_local.backends.responder import ResponderBackend
     from scaffold_local.judging.config import ModelConfig
     from scaffold_local.metaeval import realsumm
@@ -512,7 +512,7 @@ def test_realsumm_counts_the_summaries_each_rule_leaves_out(tmp_path):
 def test_v3_reads_a_sentence_cited_twice_once_and_v2_refuses_it():
     """No grammar engine enforces uniqueItems, and small judges pad cited lists with repeats. Under v2
     the verdict that cites a sentence twice fails alone; the other verdict counts."""
-    from scaffold_local.backends.base import Result
+    from scaffold_local.backends.protocol import Result
     from scaffold_local.data.inputs import Candidate, Document
     from scaffold_local.judging.config import ModelConfig
     from scaffold_local.judging.judge import Judge

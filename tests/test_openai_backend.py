@@ -11,7 +11,8 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from scaffold_local.backends import Message, Request, Sampling
-from scaffold_local.backends.openai import OpenAIBackend, OpenAIOptions, request_body
+from scaffold_local.backends.openai import OpenAIBackend
+from scaffold_local.backends.openai_wire import OpenAIOptions, request_body
 from scaffold_local.judging.config import ModelConfig
 
 from .helpers import send_reply, serve
@@ -202,7 +203,7 @@ def test_a_reading_with_the_packages_tokens_is_a_completion_and_an_empty_answer_
     """With the served model's tokenizer in the config, a reading sends the package's prompt tokens to /completions
     (the tokens every engine computes). Without it, a reading whose answer starts empty (a plain yes / no) leaves the
     empty message out and asks for the generation prompt: continuing an empty message would keep its closed turn."""
-    from scaffold_local.backends.openai import reading_body
+    from scaffold_local.backends.openai_wire import reading_body
 
     options = OpenAIOptions(base_url="http://x/v1")
     assert reading_body(reading(), "judge-7b", options, [5, 6, 7]) == {

@@ -247,7 +247,7 @@ def test_one_failed_item_request_fails_that_item_alone(responder_config, tmp_pat
     judged facts align sentence 1 only, F2 could align sentence 2); F 1/1 over 1 of 2 sentences. The
     failed requests keep their raw text, each counted as one validation failure."""
     from scaffold_local import runs
-    from scaffold_local.backends.base import Result
+    from scaffold_local.backends.protocol import Result
 
     broken = {"factory/brief/facts/F2": '{"F2": {"inferred": tru', "factory/brief/faithfulness/S2": '{"S2": {}}'}
 

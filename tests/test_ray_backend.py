@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from scaffold_local.backends.base import Message, Request, Sampling
+from scaffold_local.backends.protocol import Message, Request, Sampling
 from scaffold_local.backends.ray_data import partition, result_of
 from scaffold_local.judging.config import ModelConfig
 

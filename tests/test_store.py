@@ -200,7 +200,7 @@ def test_cache_keys_keep_their_definition_when_the_schema_text_is_passed_in():
     (a changed key would make every store re-send everything)."""
     import hashlib
 
-    from scaffold_local.backends.base import Request, Sampling
+    from scaffold_local.backends.protocol import Request, Sampling
     from scaffold_local.records import Message
 
     request = Request(id="d/s/facts", messages=(Message(role="user", content='naïve "quoted"\ntext'),),

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from scaffold_local.backends import Message, Request, Sampling
-from scaffold_local.backends import vllm as vllm_backend
-from scaffold_local.backends.vllm import GiB, engine_arguments, sampling_params, served_model_name, server_command
+from scaffold_local.backends import Message, Request, Sampling, vllm_arguments
+from scaffold_local.backends.vllm import sampling_params
+from scaffold_local.backends.vllm_arguments import GiB, engine_arguments, served_model_name, server_command
 from scaffold_local.judging.config import ModelConfig
 
 from .helpers import EXAMPLES, failure_message, small_numa_node_env
@@ -54,7 +54,7 @@ def test_kv_cache_size_is_not_part_of_the_judge_fingerprint():
 
 
 def test_server_command_carries_every_engine_argument(monkeypatch):
-    monkeypatch.setattr(vllm_backend, "resolve_model_path", lambda model: MODEL_PATH)
+    monkeypatch.setattr(vllm_arguments, "resolve_model_path", lambda model: MODEL_PATH)
     config = _with_engine(ModelConfig.load("smollm2-135m-vllm"), extra={"max_num_batched_tokens": 4096})
     command = server_command(config, "127.0.0.1", 8123)
     assert command[:3] == [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]
@@ -75,7 +75,7 @@ def test_vllms_own_server_parser_reads_the_offline_engine_arguments(monkeypatch)
         from vllm.entrypoints.openai.cli_args import make_arg_parser
     from vllm.utils.argparse_utils import FlexibleArgumentParser
 
-    monkeypatch.setattr(vllm_backend, "resolve_model_path", lambda model: MODEL_PATH)
+    monkeypatch.setattr(vllm_arguments, "resolve_model_path", lambda model: MODEL_PATH)
     config = _with_engine(ModelConfig.load("smollm2-135m-vllm"), enable_prefix_caching=False)
     parsed = make_arg_parser(FlexibleArgumentParser()).parse_args(server_command(config)[3:])
     for name, value in engine_arguments(config, MODEL_PATH).items():
@@ -106,11 +106,11 @@ def test_kv_cache_hint_says_what_a_fraction_is_of_and_how_to_set_bytes(monkeypat
 
     small = cpu_resource_utils.MemoryNodeInfo(total_memory=4 * GiB, available_memory=3 * GiB)
     monkeypatch.setattr(cpu_resource_utils, "get_memory_node_info", lambda node=0: small)
-    hint = vllm_backend.kv_cache_hint({"gpu_memory_utilization": 0.1})
+    hint = vllm_arguments.kv_cache_hint({"gpu_memory_utilization": 0.1})
     assert "gpu_memory_utilization = 0.1 is a fraction of the memory of the engine's NUMA node" in hint
     assert "4.00 GiB, 3.00 GiB available now, so it asks for 0.40 GiB" in hint
     assert f"kv_cache_memory_bytes = {GiB} (1 GiB)" in hint and "--kv-cache-memory-bytes" in hint
-    too_big = vllm_backend.kv_cache_hint({"kv_cache_memory_bytes": 5 * GiB})
+    too_big = vllm_arguments.kv_cache_hint({"kv_cache_memory_bytes": 5 * GiB})
     assert "(5.00 GiB) must fit in the available memory" in too_big and "3.00 GiB available now" in too_big
 
 

@@ -11,7 +11,8 @@ import importlib
 from importlib.metadata import entry_points
 
 from ..errors import BackendError
-from .base import Backend, BaseBackend, EngineConfig, EngineOptions, Message, Request, Result, Sampling, Usage
+from .base import BaseBackend, EngineOptions
+from .protocol import Backend, EngineConfig, Message, Request, Result, Sampling, Usage
 
 # backend name -> "module:class" of the package's own engines; `register` adds others
 _ENGINES: dict[str, str | type[BaseBackend]] = {

@@ -41,20 +41,12 @@ from ..errors import ModelFolderError
 from ..provenance import package_versions
 from ..records import Message
 from .answers import AnswerVocabulary
-from .base import (
-    BackendError,
-    BaseBackend,
-    EngineConfig,
-    EngineOptions,
-    Request,
-    Result,
-    context_overflow,
-    error_results,
-)
+from .base import BackendError, BaseBackend, EngineOptions, context_overflow, error_results
 from .embedded import EMBEDDED_PREFIX, embedded_model, locate_gguf
 from .llama_cpp_check import SmokeCheck, ensure_llama_cpp_runs
 from .llama_cpp_decoding import KEPT, DecodingSequence, Grammars, TokenPicker, common_prefix, prefix_parents, waves
 from .llama_cpp_readings import Readings
+from .protocol import EngineConfig, Request, Result
 from .tokens import TokenCounter, TokenizerTokens, prompt_text
 
 GRAMMAR_ENGINES = ("gbnf",)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import Request, Result, TokenAlternatives, Usage, covering_text
+from .protocol import Request, Result, TokenAlternatives, Usage, covering_text
 
 
 def bounded_integers(node: Any) -> Any:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from .answers import AnswerSpace, AnswerVocabulary, with_answers
-from .base import EngineConfig, Request, Result, Usage, context_overflow, error_results, next_token_alternatives
+from .base import context_overflow, error_results, next_token_alternatives
+from .protocol import EngineConfig, Request, Result, Usage
 from .tokens import prompt_parts
 
 

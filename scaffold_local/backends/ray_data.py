@@ -27,20 +27,11 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from ..provenance import package_versions
-from .base import (
-    BackendError,
-    BaseBackend,
-    EngineConfig,
-    Request,
-    Result,
-    TokenAlternatives,
-    Usage,
-    context_overflow,
-    covering_text,
-    next_token_alternatives,
-)
+from .base import BackendError, BaseBackend, context_overflow, next_token_alternatives
+from .protocol import EngineConfig, Request, Result, TokenAlternatives, Usage, covering_text
 from .tokens import HuggingFaceTokenizer
-from .vllm import GRAMMAR_ENGINES, VllmOptions, engine_arguments, sampling_fields
+from .vllm import sampling_fields
+from .vllm_arguments import GRAMMAR_ENGINES, VllmOptions, engine_arguments
 from .weights import resolve_model_path
 
 

@@ -51,25 +51,10 @@ from ..method.text import overlap
 from ..method.versions import NO_ERROR
 from ..method.views import VIEW_SPECS, judgment_kind, verdict_field
 from ..records import Message
-from .base import (
-    BaseBackend,
-    EngineConfig,
-    EngineOptions,
-    Request,
-    Result,
-    TokenAlternatives,
-    Usage,
-    context_overflow,
-    validate_json,
-)
-from .responder_rules import (
-    cited_verdict,
-    direct_score_grades,
-    pair_preference,
-    sentence_category,
-    task_rules,
-    view_rules,
-)
+from .base import BaseBackend, EngineOptions, context_overflow, validate_json
+from .protocol import EngineConfig, Request, Result, TokenAlternatives, Usage
+from .responder_reading import cited_verdict, sentence_category
+from .responder_rules import direct_score_grades, pair_preference, task_rules, view_rules
 
 CHARS_PER_TOKEN = 4
 _EVIDENCE_OPENERS = ('"sentence_ids":[', '"ids":[')

@@ -18,6 +18,17 @@ from ..method.text import HAN, overlap, split_sentences
 from ..method.versions import NO_ERROR
 from ..method.views import VIEW_SPECS, direct_score, labelling
 from ..method.views import sentences as sentence_check
+from .responder_reading import (
+    P_ANSWERED,
+    P_TEXT_KEPT,
+    align_cited,
+    bound,
+    compact,
+    document_facts,
+    schema_order,
+    sentence_category,
+    supporting,
+)
 
 # The answer to one request: (the request's structured inputs, its JSON schema) -> output.
 Rule = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
@@ -35,101 +46,6 @@ class ResponderRules:
     p_kept: ItemProbability | None = None
     # P(true) of an item's reading (method versions that read their verdicts; None: 0.5 either way).
     p_true: ItemProbability | None = None
-
-
-_METADATA = ("published", "posted", "updated", "copyright", "contact")
-
-
-def bound(schema: dict[str, Any], *path: str) -> dict[str, Any]:
-    node = schema
-    for key in path:
-        node = node[key]
-    return node
-
-
-def document_facts(document: str) -> list[tuple[str, str]]:
-    """(sentence, label) for every sentence of the document."""
-    facts, main_left = [], 2
-    for sentence in split_sentences(document):
-        if sentence.lower().startswith(_METADATA):
-            label = "other"
-        elif main_left:
-            label, main_left = "main point", main_left - 1
-        else:
-            label = "supporting detail"
-        facts.append((sentence, label))
-    return facts
-
-
-def supporting(sentences: Sequence[str], text: str, threshold: float) -> list[int]:
-    """The summary sentences (1-based) that hold at least `threshold` of the text's content words."""
-    return [i for i, s in enumerate(sentences, 1) if overlap(text, s) >= threshold]
-
-
-def p_kept_by_overlap(text_key: str, threshold: float) -> Any:
-    """P(kept) growing with the item's best word overlap with a summary sentence (0.5 at the threshold)."""
-    def p_kept(item: dict[str, Any], sentences: Sequence[str]) -> float:
-        best = max((overlap(item[text_key], s) for s in sentences), default=0.0)
-        return 1 / (1 + math.exp(-12 * (best - threshold)))
-    return p_kept
-
-
-# The alignment rules' own thresholds: 60% of a fact's (an attribute's) words, 50% of an expected answer's.
-_P_TEXT_KEPT = p_kept_by_overlap("text", 0.6)
-_P_ANSWERED = p_kept_by_overlap("expected_answer", 0.5)
-
-
-def justify(cited: list[int]) -> str:
-    return f"matched sentences {cited}" if cited else "no sentence matches"
-
-
-def shapes(verdict_schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """A verdict's shapes: one, or (method v2 and later) the citing one and the empty one."""
-    return verdict_schema.get("anyOf", [verdict_schema])
-
-
-def compact(verdict_schema: dict[str, Any]) -> bool:
-    """Method v3's compact verdicts: the evidence list is the verdict, a "why" only beside evidence."""
-    return any("why" in shape["properties"] for shape in shapes(verdict_schema))
-
-
-def cited_verdict(is_compact: bool, cited: list[int], verdict: str) -> dict[str, Any]:
-    if is_compact:
-        return {"ids": cited, "why": justify(cited)} if cited else {"ids": []}
-    return {"justification": justify(cited), "sentence_ids": cited, verdict: bool(cited)}
-
-
-def schema_order(verdict: dict[str, Any], verdict_schema: dict[str, Any]) -> dict[str, Any]:
-    """A verdict's keys in the order of its schema (a grammar writes them so: method v4 puts the verdict first)."""
-    order = next(list(shape["properties"]) for shape in shapes(verdict_schema) if set(shape["properties"]) == set(verdict))
-    return {key: verdict[key] for key in order}
-
-
-def align_cited(items: list[dict[str, Any]], sentences: list[str], text_key: str, verdict: str,
-                threshold: float, schema: dict[str, Any]) -> dict[str, Any]:
-    """Verdicts that cite every summary sentence holding `threshold` of the item's `text_key` words."""
-    answer = {}
-    for item in items:
-        verdict_schema = schema["properties"][item["id"]]
-        most = max(p["maxItems"] for shape in shapes(verdict_schema) for k, p in shape["properties"].items()
-                   if k in ("sentence_ids", "ids"))
-        cited = supporting(sentences, item[text_key], threshold)[:most]
-        answer[item["id"]] = schema_order(cited_verdict(compact(verdict_schema), cited, verdict), verdict_schema)
-    return answer
-
-
-def sentence_category(sentence: str, document: str) -> str:
-    """Faithful where 80% of its content words are in the document; an "entity error" where it has a
-    number the document lacks; else "out-of-context error"."""
-    if overlap(sentence, document) >= 0.8:
-        return "no error"
-    document_numbers = set(re.findall(r"\d+", document))
-    if any(n not in document_numbers for n in re.findall(r"\d+", sentence)):
-        return "entity error"
-    return "out-of-context error"
-
-
-# ------------------------------------------------------------ each view's rules
 
 
 def _extract_facts(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -215,7 +131,7 @@ def _align_entities(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, An
 def _p_preserved(item: dict[str, Any], sentences: Sequence[str]) -> float:
     """The responder's P(preserved): the attribute's best word overlap, where the summary names the entity."""
     named = item["entity"].lower() in " ".join(sentences).lower()
-    return _P_TEXT_KEPT(item, sentences) if named else 0.02
+    return P_TEXT_KEPT(item, sentences) if named else 0.02
 
 
 def check_sentences(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -262,8 +178,8 @@ def labels(context: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
 
 
 _RULES: dict[str, ResponderRules] = {
-    "facts": ResponderRules(_extract_facts, _align_facts, _P_TEXT_KEPT, _P_TEXT_KEPT),
-    "questions": ResponderRules(_extract_questions, _align_questions, _P_ANSWERED, _P_ANSWERED),
+    "facts": ResponderRules(_extract_facts, _align_facts, P_TEXT_KEPT, P_TEXT_KEPT),
+    "questions": ResponderRules(_extract_questions, _align_questions, P_ANSWERED, P_ANSWERED),
     "entities": ResponderRules(_extract_entities, _align_entities, p_true=_p_preserved),
 }
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..backends.vllm import CPU_ENGINE_ENVIRONMENT, server_command
+from ..backends.vllm_arguments import CPU_ENGINE_ENVIRONMENT, server_command
 from ..errors import UsageError
 from ..runs import ModelConfig
 from .output import command_app, err

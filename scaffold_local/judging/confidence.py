@@ -33,7 +33,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
-from ..backends.base import TokenAlternatives
+from ..backends.protocol import TokenAlternatives
 
 # How far the paths not followed may move P(kept) (the width of its bounds) for it to be offered.
 MAX_UNSEEN = 0.05

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping
 
-from ..backends.base import Result
+from ..backends.protocol import Result
 from ..data.inputs import Candidate, Document
 from ..method.metrics import Judgments
 from ..method.scaffold import Scaffold

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..backends.base import Request, Sampling
+from ..backends.protocol import Request, Sampling
 from ..data.inputs import Document
 from ..method.language import name as language_name
 from ..method.language import trusted

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from ..backends.base import Request
+from ..backends.protocol import Request
 from .readings import Reading
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..backends.base import Result
+from ..backends.protocol import Result
 from ..data.inputs import Candidate, Document
 from ..method.scaffold import Scaffold
 from ..method.schemas import OutputError, describe_failed_items, parse_items, parse_output
