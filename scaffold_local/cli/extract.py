@@ -52,7 +52,8 @@ def extract(
 ) -> None:
     """Extract and store scaffolds only (no judgments)."""
     loaded = read_input(input_path, document_field, summary_field, system_field, None, doc_id_field, split)
-    pipeline = open_judge(runs.JudgeOptions(model, store, method_version, batch_requests))
+    pipeline = open_judge(runs.JudgeOptions(model=model, store=store, method_version=method_version,
+                                            batch_requests=batch_requests))
     try:
         prepared = pipeline.prepare(loaded, extraction=True)
         loaded = kept_in_context(prepared, [pipeline.config])

@@ -60,7 +60,8 @@ def meta_eval(
                          hint=f"the tasks: {', '.join(CHOICES)}")
     chosen = list(TASKS) if task == "all" else [task]
     folder = data_folder(data)
-    pipeline = open_judge(JudgeOptions(model, store, method_version, batch_requests, verdict_confidence=verdict_confidence))
+    pipeline = open_judge(JudgeOptions(model=model, store=store, method_version=method_version,
+                                       batch_requests=batch_requests, verdict_confidence=verdict_confidence))
     target = out or store / "meta-eval" / pipeline.config.name / f"method-v{pipeline.method.number}-{split}"
     try:
         for name in chosen:

@@ -89,10 +89,13 @@ def score(
     loaded = read_input(input_path, document_field, summary_field, system_field, reference_field, doc_id_field, split,
                         group_field)
     source = runs.source_from_options(scaffolds_from, scaffold_file, default_label.value)
-    judge = runs.JudgeOptions(model, store, method_version, batch_requests, source, verdict_confidence, weighted_verdicts)
+    judge = runs.JudgeOptions(model=model, store=store, method_version=method_version, batch_requests=batch_requests,
+                              scaffolds=source, verdict_confidence=verdict_confidence,
+                              weighted_verdicts=weighted_verdicts)
     pipeline = open_judge(judge)
     try:
-        plan = runs.plan(pipeline, loaded, runs.RunOptions(run_name, word_budget, chunk_tokens, pairwise))
+        plan = runs.plan(pipeline, loaded, runs.RunOptions(
+            run_name=run_name, word_budget=word_budget, chunk_tokens=chunk_tokens, pairwise=pairwise))
         kept_in_context(plan.prepared, [pipeline.config])
         outcome = scored(plan, str(input_path), model)
     finally:

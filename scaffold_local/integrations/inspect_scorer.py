@@ -58,7 +58,8 @@ class _JudgeThread:
 
     def _score(self, record: dict[str, Any]) -> _Scored:
         if self.pipeline is None:
-            self.pipeline = runs.open_judge(runs.JudgeOptions(self.judge, self.store, self.method_version))
+            self.pipeline = runs.open_judge(runs.JudgeOptions(model=self.judge, store=self.store,
+                                                              method_version=self.method_version))
         plan = runs.plan(self.pipeline, runs.load_records([record]))
         if plan.nothing_fits:
             return _Scored(None, None, False, "; ".join(str(i) for i in plan.loaded.issues))

@@ -21,7 +21,7 @@ from .pipeline import Pipeline, RunOutcome
 from .preparing import Prepared
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunOptions:
     run_name: str | None = None  # the run folder's name under <store>/runs/ (default: from the run's identity)
     word_budget: int | None = None
@@ -29,7 +29,7 @@ class RunOptions:
     pairwise: str | None = None  # the holistic pairwise baseline: "all", or one system against every other
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JudgeOptions:
     """The judge of a run as its user chose it."""
 
