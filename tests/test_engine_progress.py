@@ -7,7 +7,7 @@ import contextlib
 
 from scaffold_local.backends.protocol import Result
 from scaffold_local.backends.responder import ResponderBackend
-from scaffold_local.backends.transformers import REPETITION_TIMES, close_after_last_item, repetition
+from scaffold_local.backends.transformers_decoding import REPETITION_TIMES, close_after_last_item, repetition
 from scaffold_local.data.loading import load_input
 from scaffold_local.runs.pipeline import Pipeline
 
