@@ -93,12 +93,11 @@ def test_a_generation_group_holds_one_document_so_its_outputs_never_depend_on_an
     (documents), and the prompt kept from another document is not counted as shared."""
     from types import SimpleNamespace
 
-    from scaffold_local.backends.llama_cpp import LlamaCppBackend
+    from scaffold_local.backends.llama_cpp_generation import Generations
     from scaffold_local.backends.protocol import Message, Request, Sampling
 
-    backend = LlamaCppBackend.__new__(LlamaCppBackend)  # the grouping alone: no model loaded
-    backend.options = SimpleNamespace(parallel=3, kv_tokens=10_000)
-    backend._kept, backend._kept_group = [1, 2, 3], "b"
+    generations = Generations(SimpleNamespace(options=SimpleNamespace(parallel=3, kv_tokens=10_000)))  # no model
+    generations.kept, generations.kept_group = [1, 2, 3], "b"
 
     def request(doc: str) -> Request:
         return Request(id=doc, prefix_group=doc, messages=(Message(role="user", content=doc),), json_schema=None,
@@ -107,5 +106,5 @@ def test_a_generation_group_holds_one_document_so_its_outputs_never_depend_on_an
     docs = ["a", "a", "b", "a", "a", "a", "a"]
     requests = [request(d) for d in docs]
     runnable = [(i, [1, 2, 3, 4 + i]) for i in range(len(docs))]
-    groups = [[i for i, _ in g] for g in backend._groups(runnable, requests)]
+    groups = [[i for i, _ in g] for g in generations.groups(runnable, requests)]
     assert groups == [[0, 1], [2], [3, 4, 5], [6]]  # by document, then at most `parallel` at a time

@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
@@ -42,7 +41,7 @@ from .answers import AnswerVocabulary
 from .base import BackendError, BaseBackend, EngineOptions, context_overflow, error_results
 from .embedded import EMBEDDED_PREFIX, embedded_model
 from .llama_cpp_check import SmokeCheck, ensure_llama_cpp_runs
-from .llama_cpp_decoding import KEPT, DecodingSequence, Grammars, TokenPicker, common_prefix, prefix_parents, waves
+from .llama_cpp_generation import Generations
 from .llama_cpp_model import ChatTokenizer, gguf_path, load_model
 from .llama_cpp_readings import Readings
 from .protocol import EngineConfig, Request, Result
@@ -121,12 +120,7 @@ class LlamaCppBackend(BaseBackend):
                                backend=self.name, hint="lower kv_tokens or parallel in the config's [engine]") from None
         self.batch = _internals.LlamaBatch(n_tokens=self.options.batch_size, embd=0,
                                            n_seq_max=self.options.parallel + 1, verbose=False)
-        self.grammars = Grammars()
-        # The previous group's first prompt stays in the cache as sequence `keep`: the next group copies
-        # what it shares with it (a task's instructions and examples, a document) instead of computing it.
-        self.keep = self.options.parallel
-        self._kept: list[int] = []
-        self._kept_group: str | None = None  # the prefix group (document) whose prompt is kept
+        self.generations = Generations(self)
         self.readings = Readings(self)
         self._answer_vocabulary: AnswerVocabulary | None = None
 
@@ -173,7 +167,7 @@ class LlamaCppBackend(BaseBackend):
         results: list[Result | None] = [None] * len(requests)
         readings = [i for i, r in enumerate(requests) if r.sampling.reading]
         if readings:
-            if self._kept:  # a generation's sequences are in the cache: readings start from an empty one
+            if self.generations.kept:  # a generation's sequences are in the cache: readings start from an empty one
                 self._forget()
             for done, (i, result) in enumerate(zip(readings, self.readings.read([requests[i] for i in readings])), 1):
                 results[i] = self.finished(i, result)
@@ -190,11 +184,11 @@ class LlamaCppBackend(BaseBackend):
         done, decoded, most = 0, 0, sum(requests[i].sampling.max_tokens for i, _ in runnable)
         if runnable:
             self.readings.trunk = []  # generation takes over sequence 0, where the readings' shared parts were
-        for group in self._groups(runnable, requests):
-            if requests[group[0][0]].prefix_group != self._kept_group:  # another document: nothing of the last one
+        for group in self.generations.groups(runnable, requests):
+            if requests[group[0][0]].prefix_group != self.generations.kept_group:  # another document: nothing of it
                 self._forget()
             try:
-                batch = self._decode_together([requests[i] for i, _ in group], [p for _, p in group])
+                batch = self.generations.decode_together([requests[i] for i, _ in group], [p for _, p in group])
             except Exception as exc:  # one failed group is per-item errors, never a failed call
                 self._forget()
                 batch = error_results([requests[i] for i, _ in group], f"{type(exc).__name__}: {exc}")
@@ -209,80 +203,5 @@ class LlamaCppBackend(BaseBackend):
     def _forget(self) -> None:
         """An empty KV cache: nothing kept from earlier requests."""
         self._c.llama_memory_clear(self._c.llama_get_memory(self.context.ctx), True)
-        self._kept, self._kept_group = [], None
+        self.generations.kept, self.generations.kept_group = [], None
         self.readings.trunk = []
-
-    def _groups(self, runnable: list[tuple[int, list[int]]],
-                requests: Sequence[Request]) -> Iterator[list[tuple[int, list[int]]]]:
-        """Consecutive requests of one prefix group, at most `parallel` at a time, whose prompts and budgets
-        fit the KV cache together (the prefix they share counted once, and the prompt kept for that group)."""
-        group: list[tuple[int, list[int]]] = []
-        for item in runnable:
-            trial = [*group, item]
-            owner = requests[trial[0][0]].prefix_group
-            shared = common_prefix([p for _, p in trial])
-            kept = len(self._kept) if owner == self._kept_group else 0
-            need = kept + shared + sum(len(p) - shared + requests[i].sampling.max_tokens for i, p in trial)
-            if group and (len(trial) > self.options.parallel or need > self.options.kv_tokens
-                          or requests[item[0]].prefix_group != owner):
-                yield group
-                trial = [item]
-            group = trial
-        if group:
-            yield group
-
-    def _decode_together(self, requests: Sequence[Request], prompts: Sequence[list[int]]) -> list[Result]:
-        """Decode a group as one batch per step. Prompts first, in waves: a sequence copies the prompt
-        prefix it shares with an earlier one (instructions, scaffold, summary) from that sequence's
-        cache and computes only the rest, so every shared prefix is computed once. Then one token per
-        unfinished sequence per step until all are done."""
-        c, ctx = self._c, self.context.ctx
-        started = time.perf_counter()
-        memory = c.llama_get_memory(ctx)
-        for k in range(self.options.parallel):
-            c.llama_memory_seq_rm(memory, k, -1, -1)
-        sequences = [DecodingSequence(r, list(p), TokenPicker(c, self._internals, self.model, self.grammars, r))
-                     for r, p in zip(requests, prompts)]
-        parents = prefix_parents(prompts, self._kept)
-        try:
-            for wave in waves(parents):
-                for k in wave:
-                    parent, shared = parents[k]
-                    if shared:
-                        c.llama_memory_seq_cp(memory, self.keep if parent == KEPT else parent, k, 0, shared)
-                self._feed([(k, t, pos, pos == len(sequences[k].prompt) - 1) for k in wave
-                            for pos, t in enumerate(sequences[k].prompt) if pos >= parents[k][1]], sequences)
-            while True:
-                active = [(k, s) for k, s in enumerate(sequences) if s.finish is None]
-                if not active:
-                    break
-                self._feed([(k, s.generated[-1], s.position - 1, True) for k, s in active], sequences)
-        finally:
-            for s in sequences:
-                s.picker.close()
-        c.llama_memory_seq_rm(memory, self.keep, -1, -1)
-        c.llama_memory_seq_cp(memory, 0, self.keep, 0, len(prompts[0]))
-        self._kept, self._kept_group = list(prompts[0]), requests[0].prefix_group
-        elapsed = round(time.perf_counter() - started, 3)
-        return [s.result(self.model, parents[k][1], elapsed) for k, s in enumerate(sequences)]
-
-    def _feed(self, tokens: list[tuple[int, int, int, bool]], sequences: list[DecodingSequence]) -> None:
-        """Decode (sequence, token, position, wants logits) tokens in batches of at most n_batch; after
-        each batch, every sequence whose logits it produced samples its next token."""
-        size = self.options.batch_size
-        for start in range(0, len(tokens), size):
-            part = tokens[start:start + size]
-            b = self.batch.batch
-            b.n_tokens = len(part)
-            for i, (k, token, position, logits) in enumerate(part):
-                b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = token, position, 1, logits
-                b.seq_id[i][0] = k
-                if logits:
-                    sequences[k].batch_index = i
-            status = self._c.llama_decode(self.context.ctx, b)
-            if status != 0:
-                raise RuntimeError(f"llama_decode returned {status}")
-            for k, _, _, logits in part:
-                if logits:
-                    sequences[k].sample(self._c, self.context.ctx, self.model)
-

@@ -138,7 +138,7 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
         for start in range(0, len(readings), size):
             chunk = readings[start:start + size]
             try:
-                batch = self._read_batch([requests[i] for i in chunk])
+                batch = _read_batch(self, [requests[i] for i in chunk])
             except Exception as exc:
                 batch = error_results([requests[i] for i in chunk], f"{type(exc).__name__}: {exc}")
             for i, result in zip(chunk, batch):
@@ -176,53 +176,10 @@ class TransformersBackend(HuggingFaceTokenizer, BaseBackend):
         elapsed = time.perf_counter() - started
         generated = output.sequences[:, prompt_width:].tolist()
         for k, (i, row, budget) in enumerate(zip(runnable, generated, budgets)):
-            results[i] = self._row_result(batch[i], row[:budget], prompt_lengths[i], constraint.repeating.get(k),
+            results[i] = _row_result(self, batch[i], row[:budget], prompt_lengths[i], constraint.repeating.get(k),
                                           output.logits, k, elapsed)
         return results
 
-    def _row_result(self, request: Request, row: list[int], prompt_length: int, repeated: Repetition | None,
-                    logits: Any, k: int, elapsed: float) -> Result:
-        """One row's result: its text up to the stop token (or to where a loop began), and its alternatives."""
-        if repeated is not None:
-            tokens = row[:repeated.stopped_at]
-            return stopped_loop(request, self.tokenizer.decode(tokens, skip_special_tokens=True), repeated,
-                                 Usage(prompt_tokens=prompt_length, completion_tokens=len(tokens)), elapsed)
-        stop_at = next((n for n, token in enumerate(row) if token in self._stop_ids), None)
-        tokens = row if stop_at is None else row[:stop_at]
-        wanted = request.sampling.top_logprobs
-        return Result(
-            id=request.id,
-            text=self.tokenizer.decode(tokens, skip_special_tokens=True),
-            finish_reason="length" if stop_at is None else "stop",
-            usage=Usage(prompt_tokens=prompt_length, completion_tokens=len(tokens) + (stop_at is not None)),
-            latency_s=round(elapsed, 3),
-            logprobs=_generated_alternatives(self._torch, self.tokenizer, logits, k, tokens, wanted) if wanted else None,
-        )
-
-    def _read_batch(self, batch: Sequence[Request]) -> list[Result]:
-        """Readings: one forward pass over the padded prompts; each row's top alternatives at its last position."""
-        torch = self._torch
-        prompt_ids = [self.prompt_ids(r) for r in batch]
-        results: list[Result | None] = [context_overflow(r, len(ids), self.config.max_model_len)
-                                        for r, ids in zip(batch, prompt_ids)]
-        runnable = [i for i, error in enumerate(results) if error is None]
-        if runnable:
-            encoded = self.tokenizer.pad({"input_ids": [prompt_ids[i] for i in runnable]},
-                                         return_tensors="pt").to(self.device)
-            started = time.perf_counter()
-            with torch.inference_mode():
-                logits = self.model(**encoded).logits[:, -1, :]  # padded on the left: the last position is the prompt's
-            logprobs = torch.log_softmax(logits.float(), dim=-1)
-            elapsed = round(time.perf_counter() - started, 3)
-            for row, i in enumerate(runnable):
-                chosen = with_answers(torch.topk(logprobs[row], batch[i].sampling.top_logprobs).indices.tolist(),
-                                      batch[i].answers, self.answer_vocabulary, logprobs[row])
-                top = next_token_alternatives(zip(self.tokenizer.batch_decode([[t] for t in chosen]),
-                                                  logprobs[row, chosen].tolist()))
-                results[i] = Result(id=batch[i].id, text="", finish_reason="stop", next_token=top, latency_s=elapsed,
-                                    answers_complete=batch[i].answers is not None,
-                                    usage=Usage(prompt_tokens=len(prompt_ids[i]), completion_tokens=0))
-        return results  # type: ignore[return-value]
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
     ids = model.generation_config.eos_token_id
@@ -273,3 +230,49 @@ def _generate(backend: TransformersBackend, encoded: Any, rows: Sequence[Request
             return_dict_in_generate=True,
             output_logits=bool(max(r.sampling.top_logprobs for r in rows)),  # raw logits, before the grammar's
         )
+
+
+def _row_result(backend: TransformersBackend, request: Request, row: list[int], prompt_length: int,
+                repeated: Repetition | None, logits: Any, k: int, elapsed: float) -> Result:
+    """One row's result: its text up to the stop token (or to where a loop began), and its alternatives."""
+    if repeated is not None:
+        tokens = row[:repeated.stopped_at]
+        return stopped_loop(request, backend.tokenizer.decode(tokens, skip_special_tokens=True), repeated,
+                             Usage(prompt_tokens=prompt_length, completion_tokens=len(tokens)), elapsed)
+    stop_at = next((n for n, token in enumerate(row) if token in backend._stop_ids), None)
+    tokens = row if stop_at is None else row[:stop_at]
+    wanted = request.sampling.top_logprobs
+    return Result(
+        id=request.id,
+        text=backend.tokenizer.decode(tokens, skip_special_tokens=True),
+        finish_reason="length" if stop_at is None else "stop",
+        usage=Usage(prompt_tokens=prompt_length, completion_tokens=len(tokens) + (stop_at is not None)),
+        latency_s=round(elapsed, 3),
+        logprobs=_generated_alternatives(backend._torch, backend.tokenizer, logits, k, tokens, wanted) if wanted else None,
+    )
+
+
+def _read_batch(backend: TransformersBackend, batch: Sequence[Request]) -> list[Result]:
+    """Readings: one forward pass over the padded prompts; each row's top alternatives at its last position."""
+    torch = backend._torch
+    prompt_ids = [backend.prompt_ids(r) for r in batch]
+    results: list[Result | None] = [context_overflow(r, len(ids), backend.config.max_model_len)
+                                    for r, ids in zip(batch, prompt_ids)]
+    runnable = [i for i, error in enumerate(results) if error is None]
+    if runnable:
+        encoded = backend.tokenizer.pad({"input_ids": [prompt_ids[i] for i in runnable]},
+                                     return_tensors="pt").to(backend.device)
+        started = time.perf_counter()
+        with torch.inference_mode():
+            logits = backend.model(**encoded).logits[:, -1, :]  # padded on the left: the last position is the prompt's
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        elapsed = round(time.perf_counter() - started, 3)
+        for row, i in enumerate(runnable):
+            chosen = with_answers(torch.topk(logprobs[row], batch[i].sampling.top_logprobs).indices.tolist(),
+                                  batch[i].answers, backend.answer_vocabulary, logprobs[row])
+            top = next_token_alternatives(zip(backend.tokenizer.batch_decode([[t] for t in chosen]),
+                                              logprobs[row, chosen].tolist()))
+            results[i] = Result(id=batch[i].id, text="", finish_reason="stop", next_token=top, latency_s=elapsed,
+                                answers_complete=batch[i].answers is not None,
+                                usage=Usage(prompt_tokens=len(prompt_ids[i]), completion_tokens=0))
+    return results  # type: ignore[return-value]
