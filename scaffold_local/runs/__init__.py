@@ -24,7 +24,6 @@ from ..judging.dispatch import ProgressFactory, no_progress
 from ..method.metrics import METRICS, SummaryScores
 from .comparison import ComparisonPlan, plan_comparison
 from .extracting import write_scaffold_file
-from .failures import describe as describe_failure
 from .failures import describe_partial
 from .pipeline import Pipeline, RunOutcome
 from .planning import JudgeOptions, RunOptions, RunPlan, open_judge, plan
@@ -35,7 +34,7 @@ from .sources import source_from_options
 __all__ = [
     "DEFAULT_MODEL", "METRICS", "ComparisonPlan", "FieldMap", "InputIssue", "JudgeOptions", "LoadedInput", "ModelConfig",
     "Pipeline", "Prepared", "ProgressFactory", "Run", "RunOptions", "RunOutcome", "RunPlan", "SummaryScores",
-    "available_configs", "check_run_name", "describe_failure", "describe_partial", "in_store", "load", "load_input",
+    "available_configs", "check_run_name", "describe_partial", "in_store", "load", "load_input",
     "load_records", "missing_from_every_record", "most_common_issue", "no_progress", "no_usable_records", "open_judge",
     "plan", "plan_comparison", "source_from_options", "write_scaffold_file",
 ]
