@@ -148,16 +148,15 @@ def system_means(rows: Sequence[SummaryScores]) -> list[SystemScores]:
     documents = list(dict.fromkeys(row.doc_id for row in rows))
     cell = {(row.doc_id, row.system): row for row in rows}  # one summary per (document, system): data/loading.py
     return [SystemScores(system=system, n_summaries=len(members),
-                         metrics={key: _metric_mean(key, system, members, documents, cell) for key in METRICS})
+                         metrics={key: _metric_mean(key, system, members, list(by_system), documents, cell)
+                                  for key in METRICS})
             for system, members in by_system.items()]
 
 
-def _metric_mean(key: str, system: str, members: list[SummaryScores], documents: list[str],
+def _metric_mean(key: str, system: str, members: list[SummaryScores], systems: list[str], documents: list[str],
                  cell: dict[tuple[str, str], SummaryScores]) -> MetricMean:
     """One metric of one system: its mean over the summaries that define it, and its mean over the documents where
     every system has a value (paired), each with what it left out and why."""
-    systems = list(dict.fromkeys(s for _, s in cell))
-
     def value(doc: str, who: str) -> float | None:
         row = cell.get((doc, who))
         return None if row is None else row.values.get(key)

@@ -6,6 +6,7 @@ requests, from the store's cache first).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -59,8 +60,8 @@ class AskedJudgments:
     failed: dict[str, str] = field(default_factory=dict)  # "doc/system" -> why it could not be judged at all
     pairs: list[PlannedPair] = field(default_factory=list)
 
-    @property
-    def planned(self) -> list[PlannedRequest]:
+    @functools.cached_property
+    def planned(self) -> list[PlannedRequest]:  # read once every summary is planned
         return ([p for ps in self.plans.values() for p in ps]
                 + [r for pair in self.pairs for r in (pair.a_first, pair.b_first)])
 
