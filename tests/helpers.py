@@ -154,12 +154,15 @@ class VllmServer:
         self._signal_group(signal.SIGKILL)  # any child left behind
 
 
-def hosted_config_file(path: Path, base_url: str, **engine) -> Path:
-    """A model config for the hosted backend pointing at `base_url` (a test server's port)."""
+def hosted_config_file(path: Path, base_url: str, method_version: int | None = None, **engine) -> Path:
+    """A model config for the hosted backend pointing at `base_url` (a test server's port); `method_version` 2 for a
+    stub server that answers written verdicts (a JSON schema in `response_format`) rather than readings."""
     settings = {"base_url": base_url, "concurrency": 16, "response_format": "json_schema",
                 "tokenizer": "embedded:smollm2-135m-instruct", **engine}
     table = "\n".join(f"{k} = {json.dumps(v)}" for k, v in settings.items())
-    path.write_text(f'extends = "smollm2-135m-hosted"\nname = "smollm2-135m-hosted"\n\n[engine]\n{table}\n', encoding="utf-8")
+    method = f"method_version = {method_version}\n" if method_version else ""
+    path.write_text(f'extends = "smollm2-135m-hosted"\nname = "smollm2-135m-hosted"\n{method}\n[engine]\n{table}\n',
+                    encoding="utf-8")
     return path
 
 

@@ -475,7 +475,7 @@ def test_a_null_content_is_a_validation_failure_not_a_crash(raw_stub, tmp_path):
         return 200, "application/json", chat(json.dumps(minimal_instance(schema)))
 
     stub = raw_stub(reply)
-    config = ModelConfig.load(str(hosted_config_file(tmp_path / "hosted.toml", stub.url, max_retries=0)))
+    config = ModelConfig.load(str(hosted_config_file(tmp_path / "hosted.toml", stub.url, method_version=2, max_retries=0)))
     rows = [{"doc_id": "f", "document": FACTORY, "system": "bad", "summary": "Alpha opened a plant. It has 200 workers."},
             {"doc_id": "f", "document": FACTORY, "system": "good", "summary": "Alpha Corp opened a factory."}]
     outcome = Pipeline(config, tmp_path / "store").score(load_input(write_jsonl(tmp_path / "in.jsonl", rows)))

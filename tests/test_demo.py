@@ -8,10 +8,11 @@ threshold (another CPU may put it on the other side) in a kind the metric counts
 probability-weighted grade, continuous), the cell moves by at most DS_DRIFT. Every accepted difference is said.
 On the llama.cpp build that wrote the README's table (README_BUILD) any other difference fails the test, with the
 cells, their values and the table to paste; on another build a written verdict or grade can change too (measured
-between the AVX-512 and AVX2 builds on one machine: P moved by at most 0.044, 17 of the 60 cells printed otherwise),
-so there the other differences are listed, with how much each moved, and the test passes.
+between the AVX-512 and AVX2 builds on one machine: P moved by at most 0.065, direct-score cells by at most 0.08,
+11 of the 60 cells printed otherwise), so there the other differences are listed, with how much each moved, and
+the test passes.
 
-About 9 minutes on 2 cores, so `make test` leaves it out; `make check-demo` runs it."""
+About 7 minutes on 2 cores, so `make test` leaves it out; `make check-demo` runs it."""
 
 from __future__ import annotations
 
@@ -31,11 +32,11 @@ from scaffold_local.method.metrics import METRICS
 from .helpers import failure_message
 
 ROOT = Path(__file__).resolve().parents[1]
-NEAR_TIE = 0.05  # P(kept) moved by at most 0.044 between two llama.cpp builds on the demo (docs/judges.md)
+NEAR_TIE = 0.07  # P moved by at most 0.065 between two llama.cpp builds on the demo (docs/judges.md)
 # the llama.cpp build (its instruction sets, as the run's spec records them) that printed the README's table
 README_BUILD = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
                 "AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 |")
-DS_DRIFT = 0.05
+DS_DRIFT = 0.1  # a direct-score cell moved by at most 0.08 between the same two builds
 # what each metric counts: a verdict read near its threshold in one of these kinds can move it
 KINDS = {"fps": "facts", "fc": "facts", "main_fc": "facts", "supp_fc": "facts", "fact_focus": "facts",
          "qps": "questions", "qc": "questions", "eps": "entities", "f": "faithfulness"}

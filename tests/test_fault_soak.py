@@ -173,7 +173,7 @@ def test_soak_over_2000_requests_with_faults_of_every_kind(tmp_path, servers):
     # The fault-free result, in-process on the responder; it also fills the server's side table.
     table: dict = {}
     server = servers(ResponderAnswers(table), rates=RATES, seed=7, outage_s=1.0, slow_s=4.0)
-    config = hosted_config_file(tmp_path / "hosted.toml", server.url, **ENGINE)
+    config = hosted_config_file(tmp_path / "hosted.toml", server.url, method_version=2, **ENGINE)
     config.write_text(config.read_text().replace("\n\n[engine]", f"\nrequests_per_call = {REQUESTS_PER_CALL}\n\n[engine]"))
     reference_store = tmp_path / "reference"
     pipeline = Pipeline(ModelConfig.load(str(config)), reference_store, backend_factory=lambda c: RecordingResponder(table, c))

@@ -69,7 +69,7 @@ def test_the_proxy_counts_what_a_run_sent_and_received(small_input, tmp_path):
     try:
         with CountingProxy(url) as proxy:
             config = ModelConfig.load(str(hosted_config_file(tmp_path / "hosted.toml", proxy.url("scaffold_local"),
-                                                             max_retries=0)))
+                                                             method_version=2, max_retries=0)))
             outcome = Pipeline(config, tmp_path / "store").score(load_input(small_input))
             judged = [json.loads(line) for line in (outcome.run_dir / "records.jsonl").read_text().splitlines()]
             store = ScaffoldStore(tmp_path / "store")
@@ -131,7 +131,7 @@ def test_the_in_process_row_counts_from_its_run_records_what_the_wire_carried(tm
     server, url = serve(Handler)
     try:
         with CountingProxy(url) as proxy:
-            config = hosted_config_file(tmp_path / "hosted.toml", proxy.url("engine"), max_retries=0)
+            config = hosted_config_file(tmp_path / "hosted.toml", proxy.url("engine"), method_version=2, max_retries=0)
             scores = tools.scaffold_local_engine([document], str(config))
             tally = proxy.tally("engine")
             assert tally.calls > 0

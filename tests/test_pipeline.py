@@ -77,6 +77,23 @@ def test_end_to_end_exact_metrics(responder_config, small_input, tmp_path):
     assert outcome.requests_sent == 4 * 5 and outcome.validation_failures == 0
 
 
+def test_the_default_method_reads_the_verdicts_the_written_rules_give_and_resumes_without_sending(
+        responder_config, small_input, tmp_path):
+    """Under the default method (version 16) every judgment is read: the responder's P(kept) is 0.5 exactly where its
+    written rule's overlap threshold lies, so at P >= 0.5 (no thresholds in this config) the verdicts, and every
+    metric counted from facts, questions and attributes, are the hand-worked ones above; a rerun sends nothing."""
+    default = responder_config.model_copy(update={"method_version": None})
+    outcome = run(default, tmp_path / "store", small_input)
+    assert outcome.validation_failures == 0 and outcome.requests_sent > 4 * 5  # one request per item, not per view
+    counted = ("fps", "qps", "eps", "fc", "main_fc", "supp_fc", "qc")
+    got = {(s.doc_id, s.system): s.values for s in outcome.summaries}
+    for key, expected in EXPECTED.items():
+        assert {m: got[key][m] for m in counted} == pytest.approx({m: expected[m] for m in counted}), key
+    factory = CountingFactory()
+    again = run(default, tmp_path / "store", small_input, factory)
+    assert factory.started == 0 and again.requests_sent == 0 and again.resumed
+
+
 def test_rerun_resumes_from_the_store_without_starting_the_engine(responder_config, small_input, tmp_path):
     first = run(responder_config, tmp_path / "store", small_input)
     factory = CountingFactory()

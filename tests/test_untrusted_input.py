@@ -131,7 +131,7 @@ def test_the_api_key_goes_only_to_the_server(small_input, tmp_path, monkeypatch,
     try:
         monkeypatch.setenv("SCAFFOLD_TEST_API_KEY", SECRET)
         config = hosted_config_file(tmp_path / "hosted.toml", stub.url, api_key_env="SCAFFOLD_TEST_API_KEY",
-                                    max_retries=0)
+                                    method_version=2, max_retries=0)
         store = tmp_path / "store"
         caplog.set_level(logging.DEBUG)
         result = runner.invoke(app, ["score", str(small_input), "-m", str(config), "--store", str(store)])

@@ -141,7 +141,7 @@ V15 = replace(V7, number=15, sentences_yes_no=True, sentences_on_passages=True, 
 V16 = replace(V15, number=16, judges_like=15, citations_apart=True)
 
 METHOD_VERSIONS = {v.number: v for v in (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V12, V14, V15, V16)}
-DEFAULT_METHOD_VERSION = 2
+DEFAULT_METHOD_VERSION = 16
 
 
 def method_version(number: int | None = None) -> MethodVersion:
