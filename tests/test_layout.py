@@ -162,3 +162,17 @@ def test_sizes_a_reader_takes_in_at_once(limit):
             if size > most:
                 too_long.append(f"{path.relative_to(PACKAGE)}:{node.name}: {size}")
     assert too_long == []
+
+
+def test_every_subpackage_states_its_public_names():
+    """Each subpackage's `__init__` names what other rooms may use (`__all__`), and each name is there; not
+    integrations, whose modules are optional extras imported only when used."""
+    import importlib
+
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        if init.parent.name == "integrations":
+            continue
+        package = importlib.import_module(f"scaffold_local.{init.parent.name}")
+        exported = getattr(package, "__all__", None)
+        assert exported, f"{init.parent.name}/__init__.py has no __all__"
+        assert [name for name in exported if not hasattr(package, name)] == [], init.parent.name

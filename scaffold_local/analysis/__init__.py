@@ -5,3 +5,14 @@ Everything here reads runs (`scaffold_local.runs.run`) and computes with numpy, 
 and krippendorff; nothing calls an engine. Results are plain dataclasses, turned into tables and
 the HTML report by `scaffold_local.report`.
 """
+
+from .judges import JudgeComparison
+from .paired import MetricComparison, compare
+from .rankings import RankingRow, rankings_of
+from .run_analysis import MultiRunAnalysis, RunAnalysis, analyze_runs
+from .scores import ScoreTable
+
+__all__ = [
+    "JudgeComparison", "MetricComparison", "MultiRunAnalysis", "RankingRow", "RunAnalysis", "ScoreTable",
+    "analyze_runs", "compare", "rankings_of",
+]

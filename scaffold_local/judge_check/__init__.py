@@ -12,3 +12,10 @@ its result.
 `check-judge --cases FILE` runs the same check on cases of your own in this shape (one JSON object
 per line); its result is saved apart from the built-in check's, which `score` and `show` cite.
 """
+
+from .cases import KINDS, PRESENT
+from .checking import SANITY_GATE, describe_saved, run_check, save, saved_balanced_accuracy
+
+__all__ = [
+    "KINDS", "PRESENT", "SANITY_GATE", "describe_saved", "run_check", "save", "saved_balanced_accuracy",
+]

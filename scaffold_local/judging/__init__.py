@@ -3,3 +3,14 @@ plans and reads back (judge.py, read_verdicts.py, readings.py, planned.py), the 
 (confidence.py) and id rules (verdicts.py), fitting the judge's context (context_fit.py,
 long_documents.py), checks of an extracted scaffold (quality.py), and sending requests to the engine
 (dispatch.py)."""
+
+from .config import DEFAULT_MODEL, ModelConfig, available_configs
+from .dispatch import Dispatcher, ProgressFactory, no_progress
+from .judge import Judge
+from .planned import PlannedRequest
+from .quality import ScaffoldQuality, inspect
+
+__all__ = [
+    "DEFAULT_MODEL", "Dispatcher", "Judge", "ModelConfig", "PlannedRequest", "ProgressFactory", "ScaffoldQuality",
+    "available_configs", "inspect", "no_progress",
+]

@@ -2,3 +2,16 @@
 the scaffold (scaffold.py), the views that align a summary with it (views/), the metrics
 (metrics.py), the sentence splitter and language detection (text.py, language.py) and document
 groups (document_groups.py). Nothing here runs a model or touches the disk."""
+
+from .document_groups import union_scaffold
+from .metrics import METRICS, SummaryScores, SystemScores, rouge_l, score_summary, system_means
+from .scaffold import Scaffold
+from .schemas import SchemaLimits, json_schema
+from .text import overlap, split_sentences
+from .versions import DEFAULT_METHOD_VERSION, METHOD_VERSIONS, MethodVersion, method_version
+
+__all__ = [
+    "DEFAULT_METHOD_VERSION", "METHOD_VERSIONS", "METRICS", "MethodVersion", "Scaffold", "SchemaLimits",
+    "SummaryScores", "SystemScores", "json_schema", "method_version", "overlap", "rouge_l", "score_summary",
+    "split_sentences", "system_means", "union_scaffold",
+]
