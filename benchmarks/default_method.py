@@ -35,14 +35,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
 
 from benchmarks.earlier_draws import documents_in, fresh  # noqa: E402
-from scaffold_local.data.inputs import Candidate  # noqa: E402
-from scaffold_local.judge_check.checking import SANITY_GATE, saved_balanced_accuracy  # noqa: E402
-from scaffold_local.metaeval.agreement import majority_of_others  # noqa: E402
-from scaffold_local.metaeval.frank import flagged_by_overlap, source_of  # noqa: E402
-from scaffold_local.metaeval.human_labels import load  # noqa: E402
-from scaffold_local.metaeval.realsumm import document_of, facts_scaffold, present_by_overlap  # noqa: E402
-from scaffold_local.metaeval.sentence_checks import check_summaries  # noqa: E402
-from scaffold_local.metaeval.summedits import domain_of  # noqa: E402
+from scaffold_local.data import Candidate  # noqa: E402
+from scaffold_local.judge_check import SANITY_GATE, saved_balanced_accuracy  # noqa: E402
+from scaffold_local.metaeval import (  # noqa: E402
+    check_summaries,
+    document_of,
+    domain_of,
+    facts_scaffold,
+    flagged_by_overlap,
+    load,
+    majority_of_others,
+    present_by_overlap,
+    source_of,
+)
 from scaffold_local.runs import (  # noqa: E402
     DEFAULT_MODEL,
     ModelConfig,

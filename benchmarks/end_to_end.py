@@ -30,8 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: `benchmarks` importable
 
 from benchmarks.method_agreement import fresh_documents  # noqa: E402
-from scaffold_local.metaeval.correlation import OWN_SUMMARIES, PER_DOCUMENT, POOLED  # noqa: E402
-from scaffold_local.metaeval.end_to_end import end_to_end  # noqa: E402
+from scaffold_local.metaeval import OWN_SUMMARIES, PER_DOCUMENT, POOLED, end_to_end  # noqa: E402
 from scaffold_local.runs import (  # noqa: E402
     DEFAULT_MODEL,
     ModelConfig,

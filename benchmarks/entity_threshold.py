@@ -27,9 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
 
 from benchmarks.earlier_draws import fresh  # noqa: E402
-from scaffold_local.metaeval.agreement import cell  # noqa: E402
-from scaffold_local.metaeval.human_labels import load  # noqa: E402
-from scaffold_local.metaeval.summedits import best_of, entity_edits  # noqa: E402
+from scaffold_local.metaeval import best_of, cell, entity_edits, load  # noqa: E402
 from scaffold_local.runs import (  # noqa: E402
     DEFAULT_MODEL,
     ModelConfig,

@@ -27,8 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: `benchmarks` importable
 
-from scaffold_local.metaeval.correlation import PER_DOCUMENT, POOLED  # noqa: E402
-from scaffold_local.metaeval.tasks import run_task  # noqa: E402
+from scaffold_local.metaeval import PER_DOCUMENT, POOLED, run_task  # noqa: E402
 from scaffold_local.runs import (  # noqa: E402
     DEFAULT_MODEL,
     ModelConfig,

@@ -26,8 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scaffold_local.metaeval.agreement import OTHERS
-from scaffold_local.metaeval.correlation import OWN_SUMMARIES
+from scaffold_local.metaeval import OTHERS, OWN_SUMMARIES
 from scaffold_local.provenance import cpu_info
 
 CPU_JUDGE = "qwen2.5-coder-1.5b-llama-cpp"

@@ -27,9 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from scaffold_local.metaeval.agreement import grouped_bootstrap
-from scaffold_local.metaeval.human_labels import load
-from scaffold_local.metaeval.realsumm import AlignmentItems, alignment_items
+from scaffold_local.metaeval import AlignmentItems, alignment_items, grouped_bootstrap, load
 from scaffold_local.runs import DEFAULT_MODEL, ModelConfig, Pipeline
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -36,10 +36,10 @@ DOCS = {"transformers": 1, "vllm": 3}
 
 def build_requests(path: Path, backend: str, method: int) -> None:
     """Judgment requests for the example data under one method version, written as JSON."""
-    from scaffold_local.backends.responder import ResponderBackend
-    from scaffold_local.judging.judge import Judge
-    from scaffold_local.method.versions import method_version
+    from scaffold_local.judging import Judge
+    from scaffold_local.method import method_version
     from scaffold_local.runs import ModelConfig, Pipeline, load_input
+    from scaffold_local.testing import ResponderBackend
 
     loaded = load_input(EXAMPLE)
     keep = list(loaded.documents)[: DOCS[backend]]

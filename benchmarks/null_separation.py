@@ -17,7 +17,7 @@ import itertools
 import numpy as np
 from scipy import stats
 
-from scaffold_local.analysis.paired import CONFIDENCE, N_RESAMPLES, holm_adjusted, paired_t_test
+from scaffold_local.analysis import CONFIDENCE, N_RESAMPLES, holm_adjusted, paired_t_test
 from tests.test_analysis import null_differences, null_separation_shares
 
 

@@ -45,8 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 from benchmarks.peer_tools import tools  # noqa: E402
 from benchmarks.peer_tools.ledger import CountingProxy, Tally  # noqa: E402
 from scaffold_local.backends.vllm_arguments import served_model_name  # noqa: E402
-from scaffold_local.metaeval.correlation import OWN_SUMMARIES, PER_DOCUMENT, POOLED, correlation_table  # noqa: E402
-from scaffold_local.metaeval.human_labels import load  # noqa: E402
+from scaffold_local.metaeval import OWN_SUMMARIES, PER_DOCUMENT, POOLED, correlation_table, load  # noqa: E402
 from scaffold_local.provenance import cpu_info  # noqa: E402
 from scaffold_local.runs import ModelConfig  # noqa: E402
 

@@ -30,10 +30,8 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
-from scaffold_local.judge_check.cases import PRESENT
-from scaffold_local.judge_check.checking import run_check
-from scaffold_local.metaeval.human_labels import load
-from scaffold_local.metaeval.realsumm import alignment_items
+from scaffold_local.judge_check import PRESENT, run_check
+from scaffold_local.metaeval import alignment_items, load
 from scaffold_local.runs import DEFAULT_MODEL, ModelConfig, Pipeline
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,9 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
 
 from benchmarks.earlier_draws import documents_in, fresh  # noqa: E402
-from scaffold_local.metaeval.agreement import OTHERS, cell  # noqa: E402
-from scaffold_local.metaeval.frank import faithfulness, source_of  # noqa: E402
-from scaffold_local.metaeval.human_labels import load  # noqa: E402
+from scaffold_local.metaeval import OTHERS, cell, faithfulness, load, source_of  # noqa: E402
 from scaffold_local.runs import (  # noqa: E402
     DEFAULT_MODEL,
     ModelConfig,

@@ -43,14 +43,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
 
 from benchmarks.verdict_readings import NextToken, _best_threshold, _log_odds, timed  # noqa: E402
-from scaffold_local.data.inputs import Candidate, Document  # noqa: E402
-from scaffold_local.judging.judge import Judge  # noqa: E402
-from scaffold_local.judging.long_documents import excerpt  # noqa: E402
-from scaffold_local.metaeval.frank import source_of  # noqa: E402
-from scaffold_local.metaeval.human_labels import load  # noqa: E402
-from scaffold_local.metaeval.realsumm import document_of  # noqa: E402
-from scaffold_local.method.text import overlap  # noqa: E402
-from scaffold_local.method.versions import method_version  # noqa: E402
+from scaffold_local.data import Candidate, Document  # noqa: E402
+from scaffold_local.judging import Judge, excerpt  # noqa: E402
+from scaffold_local.metaeval import document_of, load, source_of  # noqa: E402
+from scaffold_local.method import method_version, overlap  # noqa: E402
 from scaffold_local.runs import DEFAULT_MODEL, ModelConfig  # noqa: E402
 
 SPLITS = 200

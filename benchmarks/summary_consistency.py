@@ -33,10 +33,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
 
 from benchmarks.earlier_draws import documents_in, fresh  # noqa: E402
-from scaffold_local.metaeval.agreement import best_threshold, binary_agreement, cell, ranking  # noqa: E402
-from scaffold_local.metaeval.frank import OVERLAP_SUPPORTED  # noqa: E402
-from scaffold_local.metaeval.human_labels import load  # noqa: E402
-from scaffold_local.metaeval.summedits import consistency  # noqa: E402
+from scaffold_local.metaeval import (  # noqa: E402
+    OVERLAP_SUPPORTED,
+    best_threshold,
+    binary_agreement,
+    cell,
+    consistency,
+    load,
+    ranking,
+)
 from scaffold_local.runs import (  # noqa: E402
     DEFAULT_MODEL,
     ModelConfig,

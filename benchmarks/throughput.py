@@ -140,7 +140,7 @@ class PeakMemory:
 
 
 def planned_requests(judge: Any, workload: Workload, scaffolds: dict, row: Row) -> list:
-    from scaffold_local.judging.dispatch import prefix_order
+    from scaffold_local.judging import prefix_order
 
     documents = {d.doc_id: d for d in workload.documents}
     if row.extraction:
@@ -177,7 +177,7 @@ def prefix_cache_ceiling(tokenizer: Any, planned: list, block: int) -> float:
 def measure(backend: Any, judge: Any, planned: list, row: Row, per_call: int, memory: PeakMemory) -> dict:
     import dataclasses
 
-    from scaffold_local.judging.dispatch import batches
+    from scaffold_local.judging import batches
 
     if not row.structured:  # the same prompts without a grammar: the grammar's cost in tok/s
         planned = [dataclasses.replace(p, request=p.request.model_copy(update={"json_schema": None})) for p in planned]
@@ -223,8 +223,8 @@ def summarise(records: list, planned: list, seconds: float, peak_bytes: int) -> 
 
 def run_group(name: str, quick: bool, data: Path | None) -> None:
     from scaffold_local.backends import create_backend
-    from scaffold_local.judging.judge import Judge
-    from scaffold_local.method.versions import method_version
+    from scaffold_local.judging import Judge
+    from scaffold_local.method import method_version
     from scaffold_local.runs import ModelConfig
 
     group = groups(quick, data)[name]

@@ -18,7 +18,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: `scaffold_local` importable from a checkout
 
-from scaffold_local.method.versions import method_version  # noqa: E402
+from scaffold_local.method import method_version  # noqa: E402
 from scaffold_local.runs import ModelConfig  # noqa: E402
 
 # the decisions' results, newest first

@@ -32,14 +32,13 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
+from scaffold_local.backends import Message
 from scaffold_local.backends.llama_cpp import available_cores
 from scaffold_local.backends.llama_cpp_model import ChatTokenizer, gguf_path
-from scaffold_local.backends.protocol import Message
-from scaffold_local.data.inputs import Candidate
-from scaffold_local.judging.judge import Judge
-from scaffold_local.metaeval.human_labels import load
-from scaffold_local.metaeval.realsumm import document_of, facts_scaffold
-from scaffold_local.method.text import overlap
+from scaffold_local.data import Candidate
+from scaffold_local.judging import Judge
+from scaffold_local.metaeval import document_of, facts_scaffold, load
+from scaffold_local.method import overlap
 from scaffold_local.runs import DEFAULT_MODEL, ModelConfig
 
 QUESTION = "Does the summary convey this key fact?"

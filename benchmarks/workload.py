@@ -13,8 +13,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from scaffold_local.data.inputs import Candidate, Document
-from scaffold_local.method.text import sha256_text
+from scaffold_local.data import Candidate, Document
+from scaffold_local.method import sha256_text
 
 PEOPLE = ("Maria Lopez", "Daniel Okafor", "Priya Raman", "Tomas Berg", "Aiko Tanaka", "Samuel Reyes")
 ORGS = ("the Denton council", "Northwind Energy", "the regional health board", "Harbor Rail", "the state university")
@@ -79,8 +79,7 @@ def generated(length: str, documents: int, summaries_per_document: int, seed: in
 
 def from_eval_data(data_dir: Path, documents: int, per_document: int, seed: int = 0) -> Workload:
     """REALSumm documents (CNN/DM) with the first `per_document` of their 25 system summaries, read at run time."""
-    from scaffold_local.metaeval.human_labels import load
-    from scaffold_local.metaeval.realsumm import document_of
+    from scaffold_local.metaeval import document_of, load
 
     docs, candidates = [], []
     for raw in load(data_dir, "realsumm", limit=documents, seed=seed):
@@ -93,8 +92,8 @@ def from_eval_data(data_dir: Path, documents: int, per_document: int, seed: int 
 
 def responder_scaffolds(workload: Workload, judge_config: str) -> dict:
     """Scaffolds the responder computes from each document, under the judge's schema limits."""
-    from scaffold_local.backends.responder import ResponderBackend
     from scaffold_local.runs import ModelConfig, Pipeline
+    from scaffold_local.testing import ResponderBackend
 
     limits = ModelConfig.load(judge_config).limits
     responder = ModelConfig(name="responder", backend="responder", model="responder", limits=limits)

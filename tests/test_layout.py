@@ -176,3 +176,16 @@ def test_every_subpackage_states_its_public_names():
         exported = getattr(package, "__all__", None)
         assert exported, f"{init.parent.name}/__init__.py has no __all__"
         assert [name for name in exported if not hasattr(package, name)] == [], init.parent.name
+
+
+def test_the_lab_uses_the_packages_public_names():
+    """benchmarks/ imports the package's public names (a subpackage's root, `scaffold_local.testing`) and nothing
+    below them, except the engine modules of `scaffold_local.backends` that the engine benchmarks measure."""
+    deep = []
+    for path in sorted((PACKAGE.parent / "benchmarks").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("scaffold_local."):
+                parts = node.module.split(".")
+                if len(parts) > 2 and parts[1] != "backends":
+                    deep.append(f"{path.name}: {node.module}")
+    assert deep == []

@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from scaffold_local.method.text import split_sentences
+from scaffold_local.method import split_sentences
 
 
 @dataclass

@@ -7,12 +7,12 @@ the HTML report by `scaffold_local.report`.
 """
 
 from .judges import JudgeComparison
-from .paired import MetricComparison, compare
+from .paired import CONFIDENCE, N_RESAMPLES, MetricComparison, compare, holm_adjusted, paired_t_test
 from .rankings import RankingRow, rankings_of
 from .run_analysis import MultiRunAnalysis, RunAnalysis, analyze_runs
 from .scores import ScoreTable
 
 __all__ = [
-    "JudgeComparison", "MetricComparison", "MultiRunAnalysis", "RankingRow", "RunAnalysis", "ScoreTable",
-    "analyze_runs", "compare", "rankings_of",
+    "CONFIDENCE", "JudgeComparison", "MetricComparison", "MultiRunAnalysis", "N_RESAMPLES", "RankingRow", "RunAnalysis",
+    "ScoreTable", "analyze_runs", "compare", "holm_adjusted", "paired_t_test", "rankings_of",
 ]

@@ -5,12 +5,13 @@ long_documents.py), checks of an extracted scaffold (quality.py), and sending re
 (dispatch.py)."""
 
 from .config import DEFAULT_MODEL, ModelConfig, available_configs
-from .dispatch import Dispatcher, ProgressFactory, no_progress
+from .dispatch import Dispatcher, ProgressFactory, batches, no_progress, prefix_order
 from .judge import Judge
+from .long_documents import excerpt
 from .planned import PlannedRequest
 from .quality import ScaffoldQuality, inspect
 
 __all__ = [
     "DEFAULT_MODEL", "Dispatcher", "Judge", "ModelConfig", "PlannedRequest", "ProgressFactory", "ScaffoldQuality",
-    "available_configs", "inspect", "no_progress",
+    "available_configs", "batches", "excerpt", "inspect", "no_progress", "prefix_order",
 ]

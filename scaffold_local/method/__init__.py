@@ -7,11 +7,11 @@ from .document_groups import union_scaffold
 from .metrics import METRICS, SummaryScores, SystemScores, rouge_l, score_summary, system_means
 from .scaffold import Scaffold
 from .schemas import SchemaLimits, json_schema
-from .text import overlap, split_sentences
+from .text import overlap, sha256_text, split_sentences
 from .versions import DEFAULT_METHOD_VERSION, METHOD_VERSIONS, MethodVersion, method_version
 
 __all__ = [
     "DEFAULT_METHOD_VERSION", "METHOD_VERSIONS", "METRICS", "MethodVersion", "Scaffold", "SchemaLimits",
     "SummaryScores", "SystemScores", "json_schema", "method_version", "overlap", "rouge_l", "score_summary",
-    "split_sentences", "system_means", "union_scaffold",
+    "sha256_text", "split_sentences", "system_means", "union_scaffold",
 ]
