@@ -48,8 +48,11 @@ def backend(request):
 
 
 def _requests(config: ModelConfig):
-    """Real judgment requests (mixed schemas) for two summaries, plus one with a 3-token budget."""
-    judge = Judge(config)
+    """Real judgment requests (mixed schemas) for two summaries, plus one with a 3-token budget: written ones
+    (method version 2), the generation contract; the readings' contract is below."""
+    from scaffold_local.method.versions import method_version
+
+    judge = Judge(config, method_version(2))
     document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
     scaffold = Scaffold(
         key="k", doc_id="factory", document_sha256=document.sha256,

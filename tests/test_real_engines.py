@@ -5,8 +5,10 @@ LLM processor on a local Ray (whose outputs must equal the single engine's). tra
 runs `score` end to end in the kill-and-resume test (tests/test_kill_anywhere.py) and the backend
 contract: a third full run here added minutes of CI and nothing those do not check.
 
-They assert the machinery, not judge quality: every stored output is valid JSON for its own schema,
-every scaffold item received exactly one verdict, in order, and a rerun is served from the store.
+They assert the machinery, not judge quality. Under method version 2, whose verdicts are written: every stored
+output is valid JSON for its own schema, every scaffold item received exactly one verdict, in order, and a rerun is
+served from the store. Under the default method, whose verdicts are read, on the hosted backend: every item gets one
+reading, a verdict or a failed item with its raw alternatives, and a rerun sends nothing.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from scaffold_local.data.loading import load_input
 from scaffold_local.data.store import ScaffoldStore
 from scaffold_local.judging.config import ModelConfig
 from scaffold_local.judging.judge import Judge
+from scaffold_local.method.versions import method_version
 from scaffold_local.runs.pipeline import Pipeline
 
 from .helpers import EXAMPLE_SUMMARIES, EXAMPLES, failure_message, hosted_config_file, small_numa_node_env
 
 pytestmark = pytest.mark.real_model
 ENGINES = ["vllm", "llama-cpp", "hosted", "ray"]
+WRITTEN = 2  # the method version of these runs: written verdicts, whose every output a schema checks
 
 
 @dataclass
@@ -44,11 +48,11 @@ class FinishedScore:
     output: str
 
 
-def _score(config_arg: str, store: Path) -> subprocess.CompletedProcess:
+def _score(config_arg: str, store: Path, *options: str) -> subprocess.CompletedProcess:
     """`score` as a user runs it, on a simulated small NUMA node: the shipped vLLM config must start on
     the machines where a KV cache sized as a fraction of the node failed."""
     command = [sys.executable, "-m", "scaffold_local.cli", "score", str(EXAMPLES), "-m", config_arg, "--store", str(store),
-               "--allow-partial"]
+               "--allow-partial", *options]
     return subprocess.run(command, capture_output=True, text=True, timeout=1200,
                           env={**os.environ, **small_numa_node_env()})
 
@@ -68,7 +72,7 @@ def _finish(engine: str, tmp_path_factory, request) -> FinishedScore:
             config_arg = str(hosted_config_file(store.parent / "hosted.toml", server.base_url))
         else:
             config_arg = f"smollm2-135m-{engine}"
-        done = _score(config_arg, store)
+        done = _score(config_arg, store, "--method-version", str(WRITTEN))
         assert done.returncode == 0, failure_message(done.stderr)
         run_dir = next((store / "runs").iterdir())
         _FINISHED[engine] = FinishedScore(ModelConfig.load(config_arg), config_arg, store, run_dir,
@@ -87,7 +91,7 @@ def _keys_in_order(text: str) -> list[str]:
 
 def test_every_extraction_output_is_schema_valid(finished):
     loaded = load_input(EXAMPLES)
-    judge = Judge(finished.config)
+    judge = Judge(finished.config, method_version(WRITTEN))
     for document in loaded.documents.values():
         stored = ScaffoldStore(finished.store).get(judge.scaffold_key(document))
         assert stored is not None, document.doc_id
@@ -101,7 +105,7 @@ def test_every_extraction_output_is_schema_valid(finished):
 
 def test_every_scaffold_item_gets_exactly_one_verdict(finished):
     loaded = load_input(EXAMPLES)
-    judge = Judge(finished.config)
+    judge = Judge(finished.config, method_version(WRITTEN))
     records = {}
     for line in (finished.run_dir / "records.jsonl").read_text().splitlines():
         record = json.loads(line)
@@ -143,7 +147,8 @@ def test_run_records_usage_and_metrics_for_every_summary(finished):
 
 def test_rerun_is_served_from_the_store_without_an_engine(finished):
     started = []
-    pipeline = Pipeline(finished.config, finished.store, backend_factory=lambda c: started.append(c) or pytest.fail("engine"))
+    pipeline = Pipeline(finished.config, finished.store, method=WRITTEN,
+                        backend_factory=lambda c: started.append(c) or pytest.fail("engine"))
     outcome = pipeline.score(load_input(EXAMPLES))
     assert started == [] and outcome.requests_sent == 0 and outcome.requests_reused == EXAMPLE_SUMMARIES * 5
     assert outcome.run_dir == finished.run_dir
@@ -172,3 +177,30 @@ def test_two_ray_replicas_give_the_single_engines_outputs(tmp_path_factory, requ
     assert [s.values for s in ray_run.summaries] == [s.values for s in engine_run.summaries]
     spec = json.loads((finished.run_dir / "spec.json").read_text())
     assert spec["engines"][0]["settings"]["replicas"] == 2
+
+
+def test_the_default_method_reads_every_item_once_on_the_hosted_backend(tmp_path_factory, request):
+    """The default method through `score` on the hosted backend (a real vLLM server): one reading per scaffold item
+    and sentence, nothing generated; each a verdict with its P, or a failed item that keeps its raw alternatives
+    (the 135M judge leaves some with too little mass on the answers); a rerun sends nothing."""
+    store = tmp_path_factory.mktemp("store-hosted-default")
+    config_arg = str(hosted_config_file(store.parent / "hosted-default.toml", request.getfixturevalue("vllm_server").base_url))
+    done = _score(config_arg, store)
+    assert done.returncode in (0, 3), failure_message(done.stderr)  # 3: partial, items failed and named
+    config = ModelConfig.load(config_arg)
+    judge, loaded = Judge(config), load_input(EXAMPLES)
+    records = {json.loads(line)["cache_key"]: json.loads(line)
+               for line in next((store / "runs").iterdir()).joinpath("records.jsonl").read_text().splitlines()}
+    planned = [p for c in loaded.candidates
+               for p in judge.plan(ScaffoldStore(store).get(judge.scaffold_key(loaded.documents[c.doc_id])).scaffold,
+                                   loaded.documents[c.doc_id], c)]
+    assert planned and all(p.reading is not None for p in planned) and set(records) == {p.cache_key for p in planned}
+    for p in planned:
+        record = records[p.cache_key]
+        assert record["usage"]["completion_tokens"] == 0 and record["next_token"], p.request.id
+        assert (record["parsed"] or {}).keys() == {p.reading.item} or record["failed_items"], (p.request.id, record)
+    verdicts = [r for r in records.values() if r["confidence"]]
+    assert verdicts and all(0.0 <= q <= 1.0 for r in verdicts for q in r["confidence"].values())
+    started = []
+    again = Pipeline(config, store, backend_factory=lambda c: started.append(c) or pytest.fail("engine")).score(loaded)
+    assert started == [] and again.requests_sent == 0
