@@ -20,8 +20,7 @@ runner = CliRunner()
 def _run_with_threshold(tmp_path, small_input, version: int, threshold: float):
     config = tmp_path / "thresholded.toml"
     config.write_text(RESPONDER_CONFIG.read_text(encoding="utf-8").replace(
-        'structured_outputs = "computed"',
-        f'structured_outputs = "computed"\nverdict_confidence = true\nmethod_version = {version}', 1)
+        "method_version = 2", f"verdict_confidence = true\nmethod_version = {version}", 1)
         + f"\n[thresholds.{version}]\nfacts = {threshold}\nquestions = {threshold}\nentities = {threshold}\n"
           f"faithfulness = {threshold}\n", encoding="utf-8")
     result = runner.invoke(app, ["score", str(small_input), "-m", str(config), "--store", str(tmp_path / "store")])
