@@ -189,8 +189,8 @@ def test_the_default_method_reads_every_item_once_on_the_hosted_backend(tmp_path
     assert done.returncode in (0, 3), failure_message(done.stderr)  # 3: partial, items failed and named
     config = ModelConfig.load(config_arg)
     judge, loaded = Judge(config), load_input(EXAMPLES)
-    records = {json.loads(line)["cache_key"]: json.loads(line)
-               for line in next((store / "runs").iterdir()).joinpath("records.jsonl").read_text().splitlines()}
+    lines = next((store / "runs").iterdir()).joinpath("records.jsonl").read_text().splitlines()
+    records = {record["cache_key"]: record for record in map(json.loads, lines)}
     planned = [p for c in loaded.candidates
                for p in judge.plan(ScaffoldStore(store).get(judge.scaffold_key(loaded.documents[c.doc_id])).scaffold,
                                    loaded.documents[c.doc_id], c)]
