@@ -1,7 +1,8 @@
 """The same verdict whatever shares the batch, on the real embedded judge (Qwen2.5-Coder-1.5B on llama.cpp):
-under method version 7 a document scored alone, inside a larger file, and with the file's lines in another
-order gets identical probabilities for every item, to the bit. Scaffolds come from a file written here, so
-no extraction runs (about 2 minutes on 2 cores)."""
+under method version 7 (each reading decoded alone) and version 17 (each task's readings of a summary decoded
+together) a document scored alone, inside a larger file, and with the file's lines in another order gets identical
+probabilities for every item, to the bit. Scaffolds come from a file written here, so no extraction runs (about 2
+minutes a version on 2 cores)."""
 
 from __future__ import annotations
 
@@ -43,13 +44,14 @@ def _alternatives(outcome, doc_id: str) -> dict[str, dict[str, float]]:
     return {r["request_id"]: r["next_token"] for r in records if r["doc_id"] == doc_id}
 
 
-def test_a_document_alone_inside_a_larger_file_and_in_another_order_reads_the_same(tmp_path):
+@pytest.mark.parametrize("version", [7, 17])  # each reading decoded alone; each task's readings of a summary together
+def test_a_document_alone_inside_a_larger_file_and_in_another_order_reads_the_same(tmp_path, version):
     lines = [json.loads(line) for line in (TESTS / "data" / "news.jsonl").read_text().splitlines()]
     scaffolds = write_jsonl(tmp_path / "scaffolds.jsonl", SCAFFOLDS)
     config = ModelConfig.load(DEFAULT_MODEL)
 
     def score(name: str, rows: list[dict]) -> object:
-        pipeline = Pipeline(config, tmp_path / name, method=7, scaffolds=ScaffoldSource(kind="file", reference=str(scaffolds)))
+        pipeline = Pipeline(config, tmp_path / name, method=version, scaffolds=ScaffoldSource(kind="file", reference=str(scaffolds)))
         try:
             return pipeline.score(load_input(write_jsonl(tmp_path / f"{name}.jsonl", rows)))
         finally:

@@ -17,10 +17,12 @@ distribution, read before the grammar (as transformers does).
 Readings (`max_tokens` 0) generate nothing and are computed part by part (`Request.parts`): the parts a
 request shares with others (instructions, a document, a summary) are computed each on its own, from an
 empty cache, and kept in sequence 0 while the next requests share them (or restored from a saved
-state); the last part, the item, is computed alone in a sequence of its own. Every prefill of a reading
-is therefore the same computation whatever else is in the batch, the store or the file, and its
-distribution is identical to the bit (llama.cpp's results depend on which tokens share a batch: the
-sequences a generation decodes together are not batch-invariant). A generation group therefore holds
+state); the last part, the item, is computed alone in a sequence of its own, or, for a group of readings
+computed together (`Request.together`, method version 17), side by side with the group's other items in the
+passes the group alone fixes (`reading_passes.py`). Every prefill of a reading is therefore the same
+computation whatever else is in the batch, the store or the file, and its distribution is identical to the
+bit (llama.cpp's results depend on which tokens share a batch: the sequences a generation decodes together
+are not batch-invariant). A generation group therefore holds
 the requests of one prefix group (one document) only, in the order they came, and starts from an empty
 cache when the document changes: what a document's extraction generates depends on that document's
 requests alone, not on which documents share the file or the call.
@@ -45,6 +47,7 @@ from .llama_cpp_generation import Generations
 from .llama_cpp_model import ChatTokenizer, gguf_path, load_model
 from .llama_cpp_readings import Readings
 from .protocol import EngineConfig, Request, Result
+from .reading_passes import PASS_TOKENS, SEQUENCES
 from .tokens import TokenCounter, TokenizerTokens
 
 GRAMMAR_ENGINES = ("gbnf",)
@@ -109,8 +112,10 @@ class LlamaCppBackend(BaseBackend):
         self.chat = ChatTokenizer(self.model)
         params = llama_cpp.llama_context_default_params()
         params.n_ctx = max(self.options.kv_tokens, config.max_model_len)  # one request of max_model_len always fits
-        params.n_batch = params.n_ubatch = self.options.batch_size
-        params.n_seq_max = self.options.parallel + 1  # and one that keeps the last group's first prompt
+        # Readings computed together take their fixed passes and sequences, whatever the settings.
+        tokens, sequences = max(self.options.batch_size, PASS_TOKENS), max(self.options.parallel, SEQUENCES) + 1
+        params.n_batch = params.n_ubatch = tokens
+        params.n_seq_max = sequences  # and one that keeps the last group's first prompt
         params.kv_unified = True  # a prefix copied to several sequences is stored once
         params.n_threads = params.n_threads_batch = self.threads
         try:
@@ -118,8 +123,7 @@ class LlamaCppBackend(BaseBackend):
         except ValueError as exc:
             raise BackendError(f"llama.cpp could not create a context of {self.options.kv_tokens} tokens: {exc}",
                                backend=self.name, hint="lower kv_tokens or parallel in the config's [engine]") from None
-        self.batch = _internals.LlamaBatch(n_tokens=self.options.batch_size, embd=0,
-                                           n_seq_max=self.options.parallel + 1, verbose=False)
+        self.batch = _internals.LlamaBatch(n_tokens=tokens, embd=0, n_seq_max=sequences, verbose=False)
         self.generations = Generations(self)
         self.readings = Readings(self)
         self._answer_vocabulary: AnswerVocabulary | None = None
@@ -183,7 +187,7 @@ class LlamaCppBackend(BaseBackend):
                 runnable.append((index, prompt))
         done, decoded, most = 0, 0, sum(requests[i].sampling.max_tokens for i, _ in runnable)
         if runnable:
-            self.readings.trunk = []  # generation takes over sequence 0, where the readings' shared parts were
+            self.readings.shared.parts = []  # generation takes over sequence 0, where the readings' shared parts were
         for group in self.generations.groups(runnable, requests):
             if requests[group[0][0]].prefix_group != self.generations.kept_group:  # another document: nothing of it
                 self._forget()
@@ -204,4 +208,4 @@ class LlamaCppBackend(BaseBackend):
         """An empty KV cache: nothing kept from earlier requests."""
         self._c.llama_memory_clear(self._c.llama_get_memory(self.context.ctx), True)
         self.generations.kept, self.generations.kept_group = [], None
-        self.readings.trunk = []
+        self.readings.shared.parts = []

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from .answers import AnswerSpace, AnswerVocabulary, with_answers
 from .base import context_overflow, error_results, next_token_alternatives
 from .protocol import EngineConfig, Request, Result, Usage
+from .reading_passes import Chunk, plan_passes
 from .tokens import prompt_parts
 
 
@@ -32,24 +33,32 @@ class Engine(Protocol):
 
 
 class Readings:
-    """Readings computed part by part. Sequence 0 holds the trunk: the shared parts of the latest reading,
-    each computed on its own from an empty cache (or restored from the saved state of such a
-    computation); a reading keeps the trunk's parts it shares, drops the rest, computes its own shared
-    parts onto it and its last part, the item, alone in sequence 1, which is then dropped. So the cache
-    holds, at the same cells, the same values whenever a part is computed, whatever came before it."""
+    """Readings computed part by part. Sequence 0 holds the shared parts of the latest reading (`SharedParts`); a
+    reading alone keeps the parts it shares, computes its own shared parts onto them and its last part, the item,
+    alone in sequence 1, which is then dropped. A group computed together (`Request.together`) is decoded in the
+    passes `plan_passes` fixes for it, over copies of sequence 0. So the cache holds, at the same cells, the same
+    values whenever a part is computed, whatever came before it."""
 
     ITEM_SEQUENCE = 1
-    # A part at least this long that later shared parts follow is saved: the instructions, a document, which many
-    # summaries share; a summary's own parts are shared by its adjacent readings, which the trunk serves.
-    SAVED_PART_TOKENS = 128
 
     def __init__(self, backend: Engine):
         self.backend = backend
-        self.trunk: list[tuple[int, ...]] = []
-        self.saved: dict[tuple[tuple[int, ...], ...], Any] = {}  # shared parts -> the KV state of sequence 0, oldest first
-        self.saved_bytes = 0
+        self.shared = SharedParts(backend)
 
     def read(self, requests: Sequence[Request]) -> list[Result]:
+        """Each request's result, in order: a group computed together (`Request.together`) in one go, the rest alone."""
+        groups: dict[str, list[int]] = {}
+        for index, request in enumerate(requests):
+            groups.setdefault(request.together or f"#{index}", []).append(index)
+        out: list[Result | None] = [None] * len(requests)
+        for together, members in groups.items():
+            group = [requests[i] for i in members]
+            results = self._read_together(group) if not together.startswith("#") else self._read_alone(group)
+            for i, result in zip(members, results):
+                out[i] = result
+        return out  # type: ignore[return-value]
+
+    def _read_alone(self, requests: Sequence[Request]) -> list[Result]:
         out = []
         for request in requests:
             started = time.perf_counter()
@@ -70,12 +79,111 @@ class Readings:
                 out.extend(error_results([request], f"{type(exc).__name__}: {exc}"))
         return out
 
+    def _read_together(self, requests: Sequence[Request]) -> list[Result]:
+        """A group's readings in the passes `plan_passes` fixes for the group; a failure fails the group."""
+        started = time.perf_counter()
+        b = self.backend
+        try:
+            prompts = [[tuple(p) for p in prompt_parts(b.chat, r)] for r in requests]
+            out = [context_overflow(r, sum(map(len, p)), b.config.max_model_len) for r, p in zip(requests, prompts)]
+            fitting = [i for i, result in enumerate(out) if result is None]
+            logits: dict[int, Any] = {}
+            computed: dict[int, int] = {}
+            for partition in plan_passes([prompts[i] for i in fitting]):
+                computed[partition.members[0]] = self.shared.hold(partition.trunk)
+                for chunk in partition.chunks:
+                    logits.update(self._chunk(chunk))
+                for i, n in partition.computed.items():
+                    computed[i] = computed.get(i, 0) + n
+        except Exception as exc:  # the group fails together; the cache starts over
+            b._forget()
+            return error_results(requests, f"{type(exc).__name__}: {exc}")
+        latency = round((time.perf_counter() - started) / max(len(fitting), 1), 4)  # the group's time, shared
+        for k, i in enumerate(fitting):
+            request, total = requests[i], sum(map(len, prompts[i]))
+            out[i] = Result(id=request.id, text="", finish_reason="stop", next_token=self._top(
+                logits[k], request.sampling.top_logprobs, request.answers), answers_complete=request.answers is not None,
+                latency_s=latency, usage=Usage(prompt_tokens=total, completion_tokens=0,
+                                               cached_prompt_tokens=total - computed.get(k, 0)))
+        return out  # type: ignore[return-value]
+
+    def _chunk(self, chunk: Chunk) -> dict[int, Any]:
+        """One chunk's passes over copies of sequence 0; the logits of each reading it computes."""
+        import numpy as np
+
+        b, c = self.backend, self.backend._c
+        memory = c.llama_get_memory(b.context.ctx)
+        for sequence in range(1, chunk.sequences + 1):
+            c.llama_memory_seq_cp(memory, 0, sequence, -1, -1)
+        read: dict[int, Any] = {}
+        try:
+            for one in chunk.passes:
+                batch = b.batch.batch
+                batch.n_tokens = len(one.tokens)
+                for i, (token, position, sequences) in enumerate(zip(one.tokens, one.positions, one.sequences)):
+                    batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, position, len(sequences)
+                    for j, sequence in enumerate(sequences):
+                        batch.seq_id[i][j] = sequence
+                    batch.logits[i] = i in one.readers
+                status = c.llama_decode(b.context.ctx, batch)
+                if status != 0:
+                    raise RuntimeError(f"llama_decode returned {status}")
+                for i, readers in one.readers.items():
+                    values = np.ctypeslib.as_array(c.llama_get_logits_ith(b.context.ctx, i), shape=(b.model.n_vocab(),))
+                    read.update({reader: values.copy() for reader in readers})
+        finally:
+            for sequence in range(1, chunk.sequences + 1):
+                c.llama_memory_seq_rm(memory, sequence, -1, -1)
+        return read
+
     def _compute(self, parts: list[tuple[int, ...]]) -> tuple[int, Any]:
         """The logits after the last part, and how many tokens were computed for them."""
+        c = self.backend._c
+        shared, item = parts[:-1], parts[-1]
+        computed = self.shared.hold(shared)
+        start = sum(len(p) for p in self.shared.parts)
+        memory = c.llama_get_memory(self.backend.context.ctx)
+        if self.shared.parts:
+            c.llama_memory_seq_cp(memory, 0, self.ITEM_SEQUENCE, -1, -1)
+        try:
+            logits = self.shared.decode(item, self.ITEM_SEQUENCE, start)
+        finally:
+            c.llama_memory_seq_rm(memory, self.ITEM_SEQUENCE, -1, -1)
+        return computed + len(item), logits
+
+    def _top(self, logits: Any, k: int, space: AnswerSpace | None) -> dict[str, float]:
+        """The k most likely next tokens (log-probabilities, the model's own distribution), by text, and where the
+        request names its answers every token of them that is not negligible."""
+        import numpy as np
+
+        peak = float(logits.max())
+        logprobs = logits - (peak + math.log(float(np.exp(logits - peak).sum())))
+        detokenize = self.backend.model.detokenize
+        chosen = with_answers([int(token) for token in np.argpartition(logprobs, -k)[-k:]], space,
+                              self.backend.answer_vocabulary, logprobs)
+        return next_token_alternatives((detokenize([token]).decode("utf-8", errors="replace"), logprobs[token])
+                                       for token in chosen)
+
+
+class SharedParts:
+    """Sequence 0: the parts the latest readings share, each computed on its own from an empty cache or restored from
+    the saved state of such a computation; long ones (instructions, a document) saved while memory allows."""
+
+    # A part at least this long that later shared parts follow is saved: the instructions, a document, which many
+    # summaries share; a summary's own parts are shared by its adjacent readings, which sequence 0 serves.
+    SAVED_PART_TOKENS = 128
+
+    def __init__(self, backend: Engine):
+        self.backend = backend
+        self.parts: list[tuple[int, ...]] = []
+        self.saved: dict[tuple[tuple[int, ...], ...], Any] = {}  # shared parts -> the KV state of sequence 0, oldest first
+        self.saved_bytes = 0
+
+    def hold(self, shared: list[tuple[int, ...]]) -> int:
+        """Sequence 0 holding exactly `shared`, each part computed on its own (or restored); the tokens computed."""
         c, ctx = self.backend._c, self.backend.context.ctx
         memory = c.llama_get_memory(ctx)
-        shared, item = parts[:-1], parts[-1]
-        keep = next((n for n, (a, b) in enumerate(zip(self.trunk, shared)) if a != b), min(len(self.trunk), len(shared)))
+        keep = next((n for n, (a, b) in enumerate(zip(self.parts, shared)) if a != b), min(len(self.parts), len(shared)))
         restorable = max((n for n in range(keep + 1, len(shared) + 1) if tuple(shared[:n]) in self.saved), default=None)
         if restorable is not None:
             c.llama_memory_clear(memory, True)
@@ -83,27 +191,20 @@ class Readings:
             self.saved[tuple(shared[:restorable])] = state  # the most recently used
             if c.llama_state_seq_set_data(ctx, state, len(state), 0) != len(state):
                 raise RuntimeError("llama_state_seq_set_data could not restore a saved prompt part")
-            self.trunk = list(shared[:restorable])
-        elif keep < len(self.trunk):
-            c.llama_memory_seq_rm(memory, 0, sum(len(p) for p in self.trunk[:keep]), -1)
-            self.trunk = self.trunk[:keep]
+            self.parts = list(shared[:restorable])
+        elif keep < len(self.parts):
+            c.llama_memory_seq_rm(memory, 0, sum(len(p) for p in self.parts[:keep]), -1)
+            self.parts = self.parts[:keep]
         computed = 0
-        for n in range(len(self.trunk), len(shared)):
-            self._decode(shared[n], 0, sum(len(p) for p in self.trunk))
-            self.trunk.append(shared[n])
+        for n in range(len(self.parts), len(shared)):
+            self.decode(shared[n], 0, sum(len(p) for p in self.parts))
+            self.parts.append(shared[n])
             computed += len(shared[n])
             if n < len(shared) - 1 and len(shared[n]) >= self.SAVED_PART_TOKENS:  # instructions, a document
-                self._save(tuple(self.trunk))
-        start = sum(len(p) for p in self.trunk)
-        if self.trunk:
-            c.llama_memory_seq_cp(memory, 0, self.ITEM_SEQUENCE, -1, -1)
-        try:
-            logits = self._decode(item, self.ITEM_SEQUENCE, start)
-        finally:
-            c.llama_memory_seq_rm(memory, self.ITEM_SEQUENCE, -1, -1)
-        return computed + len(item), logits
+                self._save(tuple(self.parts))
+        return computed
 
-    def _decode(self, tokens: tuple[int, ...], sequence: int, start: int) -> Any:
+    def decode(self, tokens: tuple[int, ...], sequence: int, start: int) -> Any:
         """One part at positions start.. of a sequence, in batches of n_batch counted from the part's
         start; a copy of the logits of its last token."""
         import numpy as np
@@ -138,16 +239,3 @@ class Readings:
         b._c.llama_state_seq_get_data(b.context.ctx, state, size, 0)
         self.saved[key] = state
         self.saved_bytes += size
-
-    def _top(self, logits: Any, k: int, space: AnswerSpace | None) -> dict[str, float]:
-        """The k most likely next tokens (log-probabilities, the model's own distribution), by text, and where the
-        request names its answers every token of them that is not negligible."""
-        import numpy as np
-
-        peak = float(logits.max())
-        logprobs = logits - (peak + math.log(float(np.exp(logits - peak).sum())))
-        detokenize = self.backend.model.detokenize
-        chosen = with_answers([int(token) for token in np.argpartition(logprobs, -k)[-k:]], space,
-                              self.backend.answer_vocabulary, logprobs)
-        return next_token_alternatives((detokenize([token]).decode("utf-8", errors="replace"), logprobs[token])
-                                       for token in chosen)

@@ -73,6 +73,10 @@ class Request(BaseModel):
     # (an engine with the whole next-token distribution does; `Result.answers_complete` says whether it did). Part
     # of the cache key where given.
     answers: AnswerSpace | None = None
+    # The readings computed together with this one (a digest of their prompts): an engine that computes prompts part by
+    # part decodes every request of the same `together` in one pass, in batches that the group alone fixes, so the
+    # numbers depend on the group, never on what else shares the call. Part of the cache key where given.
+    together: str = ""
 
     @property
     def continues_answer(self) -> bool:
@@ -90,6 +94,7 @@ class Request(BaseModel):
             "sampling": self.sampling.key_fields(),
             **({"parts": self.parts} if self.parts else {}),
             **({"answers": self.answers.model_dump()} if self.answers is not None else {}),
+            **({"together": self.together} if self.together else {}),
         }
         text = json.dumps(payload, sort_keys=True)
         schema = schema_text if schema_text is not None else json.dumps(self.json_schema, sort_keys=True)

@@ -13,7 +13,7 @@ import typer
 
 from .. import runs
 from ..errors import UsageError
-from ..runs import DEFAULT_MODEL, LoadedInput, ModelConfig, Prepared
+from ..runs import DEFAULT_METHOD_VERSION, DEFAULT_MODEL, LoadedInput, ModelConfig, Prepared
 from .output import err, fail, print_issues, rich_progress
 
 DEFAULT_STORE = Path(os.environ.get("SCAFFOLD_LOCAL_STORE", "scaffold_store"))
@@ -34,8 +34,8 @@ BatchOpt = Annotated[int | None, typer.Option(
     min=8, help="requests per engine call [default: the config's requests_per_call]")]
 MethodOpt = Annotated[int | None, typer.Option(
     "--method-version",
-    help="method version: prompts, schemas and sentence splitter (1 reproduces earlier runs) "
-         "[default: the judge config's, else 2]")]
+    help="method version: prompts, schemas, sentence splitter and how verdicts are read (an earlier one "
+         f"reproduces its runs) [default: the judge config's, else {DEFAULT_METHOD_VERSION}]")]
 ConfidenceOpt = Annotated[bool, typer.Option(
     help="record P(kept) of each written fact and question verdict from the engine's token probabilities (a method "
          "version that reads its verdicts records P always; docs: Judges)")]

@@ -120,16 +120,19 @@ def prefix_order(planned: PlannedRequest) -> tuple[str, str, str]:
 
 def batches(planned: Sequence[PlannedRequest], size: int) -> Iterator[list[PlannedRequest]]:
     """Batches of at most `size`, cut between documents when possible so that all requests of one
-    scaffold travel together (a document larger than `size` is split)."""
+    scaffold travel together (a document larger than `size` is split), and never inside a group of readings
+    computed together (a larger group is a batch of its own)."""
     batch: list[PlannedRequest] = []
     for _, members in itertools.groupby(planned, key=lambda p: p.doc_id):
         group = list(members)
         if batch and len(batch) + len(group) > size:
             yield batch
             batch = []
-        while len(group) > size:
-            yield group[:size]
-            group = group[size:]
-        batch.extend(group)
+        for together, unit in itertools.groupby(group, key=lambda p: p.request.together or id(p)):
+            for request in unit:
+                if len(batch) >= size and not (request.request.together and batch[-1].request.together == together):
+                    yield batch
+                    batch = []
+                batch.append(request)
     if batch:
         yield batch

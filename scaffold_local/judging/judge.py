@@ -24,7 +24,7 @@ from . import extraction
 from . import judgments as metric_inputs
 from .config import ModelConfig
 from .judge_setup import JudgeSetup
-from .planned import PlannedRequest
+from .planned import PlannedRequest, read_together
 from .prompts import PromptTemplate
 from .read_verdicts import VerdictReader
 from .written_verdicts import parse_written, plan_written
@@ -75,8 +75,13 @@ class Judge(JudgeSetup):
         sentences = self.sentences(candidate.summary, self.summary_language(document))
         if not sentences:
             return []
-        return [request for asked, plan in self.planners.items() if task in (None, asked)
-                for request in plan(scaffold, document, candidate, asked, sentences)]
+        planned = []
+        for asked, plan in self.planners.items():
+            if task in (None, asked):
+                requests = plan(scaffold, document, candidate, asked, sentences)
+                # one task's readings of the summary are computed together, whether or not the others are planned
+                planned += read_together(requests, self.fingerprint) if self.method.readings_together else requests
+        return planned
 
     def judgment_tasks(self) -> tuple[str, ...]:
         """Every judgment task, in the order a summary's requests are planned: the views', the sentence check,

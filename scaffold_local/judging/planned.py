@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel
 
 from ..backends.protocol import Request
+from ..method.schemas import schema_text
 from .readings import Reading
 
 
@@ -26,3 +29,19 @@ class PlannedRequest:
         truncated output's one retry)."""
         sampling = self.request.sampling.model_copy(update={"max_tokens": max_tokens})
         return dataclasses.replace(self, request=self.request.model_copy(update={"sampling": sampling}))
+
+
+def read_together(planned: Sequence[PlannedRequest], fingerprint: str) -> list[PlannedRequest]:
+    """The readings among `planned` marked to be computed together: each names the group (a digest of every member's
+    cache key, so a stored result is reused only for the same group) and is keyed with it."""
+    readings = sorted(p.cache_key for p in planned if p.reading is not None)
+    if len(readings) < 2:
+        return list(planned)
+    group = hashlib.sha256("\n".join(readings).encode()).hexdigest()[:32]
+    out = []
+    for p in planned:
+        if p.reading is not None:
+            request = p.request.model_copy(update={"together": group})
+            p = dataclasses.replace(p, request=request, cache_key=request.cache_key(fingerprint, schema_text(p.model)))
+        out.append(p)
+    return out

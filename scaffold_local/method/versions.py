@@ -36,7 +36,7 @@ PAPER_VIEWS = ("facts", "questions", "entities")
 # The fields added after version 5; a version that leaves one unset describes itself without it, so run specs written
 # before the field existed keep their identity.
 _ADDED_FIELDS = ("in_document_language", "judges_like", "reads_verdicts", "prompt_pins", "read_kinds", "sentences_yes_no",
-                 "sentences_on_passages", "exact_readings", "citations_apart")
+                 "sentences_on_passages", "exact_readings", "citations_apart", "readings_together")
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,9 @@ class MethodVersion:
     # A kept fact's cited sentence is not part of its verdict: a one-sentence summary's is that sentence (not read),
     # and a citation reading that fails leaves Fact Focus unknown where it matters, never voiding the verdict.
     citations_apart: bool = False
+    # Each task's readings of a summary are computed together, in passes fixed by that group alone (an engine that
+    # computes prompts part by part decodes them side by side where it would decode each alone).
+    readings_together: bool = False
     # Tasks whose template is an earlier version's (task, version): a version built on an older one than the
     # newest keeps that one's prompts where it changes nothing.
     prompt_pins: tuple[tuple[str, int], ...] = ()
@@ -140,7 +143,10 @@ V15 = replace(V7, number=15, sentences_yes_no=True, sentences_on_passages=True, 
 # Version 15's requests (one-sentence summaries' citations not sent) and thresholds; a citation no longer voids a verdict.
 V16 = replace(V15, number=16, judges_like=15, citations_apart=True)
 
-METHOD_VERSIONS = {v.number: v for v in (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V12, V14, V15, V16)}
+# Version 16's requests and thresholds, the readings of each task of a summary computed together.
+V17 = replace(V16, number=17, readings_together=True)
+
+METHOD_VERSIONS = {v.number: v for v in (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V12, V14, V15, V16, V17)}
 DEFAULT_METHOD_VERSION = 16
 
 

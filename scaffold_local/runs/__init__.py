@@ -11,7 +11,7 @@
 Set-up (planning.py), the pipeline that scores (pipeline.py), where its scaffolds come from (sources.py), judge
 comparisons (comparison.py), justifications on demand (explain.py), and reading a finished run (run.py). Besides its
 own names, this module exports what a front end hands to the service or reads from it: the input's types and loaders,
-the judge configs, the metrics' names and a summary's scores."""
+the judge configs and the default method version, the metrics' names and a summary's scores."""
 
 import warnings
 from typing import Any
@@ -22,6 +22,7 @@ from ..data.store import check_run_name
 from ..judging.config import DEFAULT_MODEL, ModelConfig, available_configs
 from ..judging.dispatch import ProgressFactory, no_progress
 from ..method.metrics import METRICS, SummaryScores
+from ..method.versions import DEFAULT_METHOD_VERSION
 from .comparison import ComparisonPlan, plan_comparison
 from .extracting import write_scaffold_file
 from .failures import describe_partial
@@ -32,7 +33,8 @@ from .run import Run, in_store, load
 from .sources import source_from_options
 
 __all__ = [
-    "DEFAULT_MODEL", "METRICS", "ComparisonPlan", "FieldMap", "InputIssue", "JudgeOptions", "LoadedInput", "ModelConfig",
+    "DEFAULT_METHOD_VERSION", "DEFAULT_MODEL", "METRICS", "ComparisonPlan", "FieldMap", "InputIssue", "JudgeOptions",
+    "LoadedInput", "ModelConfig",
     "Pipeline", "Prepared", "ProgressFactory", "Run", "RunOptions", "RunOutcome", "RunPlan", "SummaryScores",
     "available_configs", "check_run_name", "describe_partial", "in_store", "load", "load_input",
     "load_records", "missing_from_every_record", "most_common_issue", "no_progress", "no_usable_records", "open_judge",

@@ -108,7 +108,10 @@ class JudgeSession:
             stored = records.get(p.cache_key)
             if stored is not None and stored.failure == "validation" and stored.failed_items is None:
                 records[p.cache_key] = self.judge.reread(p, stored)
-        pending = list({p.cache_key: p for p in planned if p.cache_key not in records}.values())
+        # Readings computed together are sent whole: a member's numbers depend on the rest of its group.
+        unfinished = {p.request.together for p in planned if p.cache_key not in records and p.request.together}
+        pending = list({p.cache_key: p for p in planned
+                        if p.cache_key not in records or p.request.together in unfinished}.values())
         pending.sort(key=prefix_order)
         sent: list[Record] = []
 
