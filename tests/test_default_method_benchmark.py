@@ -1,4 +1,4 @@
-"""The rule of decisions 0001 and 0002 (benchmarks/default_method.py) worked out by hand: balanced accuracy over the
+"""The rules of decisions 0001 to 0003 (benchmarks/default_method.py) worked out by hand: balanced accuracy over the
 references of each item, per stratum where a set asks for it, a paired difference on the items both versions
 decided, and the decision's conditions; each decision's draws leave out what earlier ones drew."""
 
@@ -34,7 +34,7 @@ def test_the_paired_difference_leaves_out_items_either_version_failed():
 
 def _row(difference: float, failed: int = 0, uncited: int = 0) -> dict:
     return {"difference": {"value": difference, "_draws": [difference] * 10},
-            **{key: {f"version {v}": n for v in (15, 16)}
+            **{key: {f"version {v}": n for v in (15, 16, 17)}
                for key, n in (("failed", failed), ("of", 100), ("uncited", uncited), ("kept", 50))}}
 
 
@@ -49,6 +49,22 @@ def test_the_rule_mean_at_least_zero_none_below_the_margin_few_failures():
     assert decide({"A": _row(0.10, uncited=1), "B": _row(0.0)}, "version 9", "version 16", True)["moves"]
     assert not decide({"A": _row(0.10, uncited=2), "B": _row(0.0)}, "version 9", "version 16", True)["moves"]
     assert decide({"A": _row(0.10, uncited=2), "B": _row(0.0)}, "version 9", "version 15")["moves"]  # 0001's rule
+
+
+def test_decision_0003_asks_for_no_worse_on_the_first_of_decision_0002s_documents(monkeypatch):
+    """Version 17 computes version 16's requests otherwise: it moves if the mean difference's lower bound is at least
+    -0.01 and no set falls below -0.02, on the first documents of 0002's draws."""
+    def rule(a: float, b: float) -> bool:
+        return decide({"A": _row(a), "B": _row(b)}, "version 16", "version 17", True, no_worse=True)["moves"]
+
+    assert rule(-0.005, -0.005) and rule(-0.015, 0.0)
+    assert not rule(-0.025, 0.01)  # one set below -0.02
+    assert not rule(-0.015, -0.015)  # the mean's bound below -0.01
+    drawn = {name: [{"doc_id": f"{name}{i}"} for i in range(30)] for name in ("REALSumm", "FRANK", "SummEdits")}
+    monkeypatch.setattr(default_method, "draws", lambda data, decision: drawn if decision.number == 2 else {})
+    chosen = default_method.decision_documents(None, DECISIONS[3])
+    assert {name: len(docs) for name, docs in chosen.items()} == {"REALSumm": 16, "FRANK": 25, "SummEdits": 18}
+    assert chosen["FRANK"][0]["doc_id"] == "FRANK0" and chosen["FRANK"][-1]["doc_id"] == "FRANK24"
 
 
 def test_a_decisions_draws_ignore_its_own_and_later_results_and_leave_out_earlier_decisions(tmp_path, monkeypatch):
