@@ -49,7 +49,7 @@ def score(model: str, version: int, store: Path) -> dict[str, Any]:
             "wall_s": round(wall, 1), "engine_s": round(engine, 1), "prompt_tokens": usage.prompt_tokens,
             "computed_tokens": computed, "computed_per_s": round(computed / engine, 1) if engine else None,
             "generated_tokens": usage.completion_tokens, "run_dir": outcome.run_dir.name,
-            "systems": {s.system: s.values for s in outcome.systems}}
+            "systems": {s.system: {k: m.mean for k, m in s.metrics.items()} for s in outcome.systems}}
 
 
 def markdown(result: dict[str, Any]) -> str:

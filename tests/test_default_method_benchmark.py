@@ -115,11 +115,11 @@ def test_the_readme_states_the_validation_table_of_the_default_judges_default_ve
 
 
 def test_every_shipped_config_runs_the_default_its_decision_chose():
-    """Decision 0002 moved every shipped config, GPU ones included, to method version 16
-    (benchmarks/decisions/0002-citations-apart.md); a config that names no version runs the package default."""
+    """Decision 0003 moved every shipped config, GPU ones included, to method version 17
+    (benchmarks/decisions/0003-readings-together.md); a config that names no version runs the package default."""
     from scaffold_local.judging.config import available_configs
     from scaffold_local.method.versions import DEFAULT_METHOD_VERSION, method_version
 
-    assert DEFAULT_METHOD_VERSION == 16
+    assert DEFAULT_METHOD_VERSION == 17
     defaults = {config.name: method_version(config.method_version).number for config in available_configs()}
-    assert len(defaults) >= 14 and set(defaults.values()) == {16}, defaults
+    assert len(defaults) >= 14 and set(defaults.values()) == {17}, defaults

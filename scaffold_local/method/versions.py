@@ -147,7 +147,7 @@ V16 = replace(V15, number=16, judges_like=15, citations_apart=True)
 V17 = replace(V16, number=17, readings_together=True)
 
 METHOD_VERSIONS = {v.number: v for v in (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V12, V14, V15, V16, V17)}
-DEFAULT_METHOD_VERSION = 16
+DEFAULT_METHOD_VERSION = 17
 
 
 def method_version(number: int | None = None) -> MethodVersion:
