@@ -79,7 +79,7 @@ def test_end_to_end_exact_metrics(responder_config, small_input, tmp_path):
 
 def test_the_default_method_reads_the_verdicts_the_written_rules_give_and_resumes_without_sending(
         responder_config, small_input, tmp_path):
-    """Under the default method (version 16) every judgment is read: the responder's P(kept) is 0.5 exactly where its
+    """Under the default method (version 17) every judgment is read: the responder's P(kept) is 0.5 exactly where its
     written rule's overlap threshold lies, so at P >= 0.5 (no thresholds in this config) the verdicts, and every
     metric counted from facts, questions and attributes, are the hand-worked ones above; a rerun sends nothing."""
     default = responder_config.model_copy(update={"method_version": None})

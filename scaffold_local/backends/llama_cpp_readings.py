@@ -49,12 +49,12 @@ class Readings:
         """Each request's result, in order: a group computed together (`Request.together`) in one go, the rest alone."""
         groups: dict[str, list[int]] = {}
         for index, request in enumerate(requests):
-            groups.setdefault(request.together or f"#{index}", []).append(index)
+            if request.together:
+                groups.setdefault(request.together, []).append(index)
+        alone = [i for i, request in enumerate(requests) if not request.together]
         out: list[Result | None] = [None] * len(requests)
-        for together, members in groups.items():
-            group = [requests[i] for i in members]
-            results = self._read_together(group) if not together.startswith("#") else self._read_alone(group)
-            for i, result in zip(members, results):
+        for members, read in [(alone, self._read_alone), *((m, self._read_together) for m in groups.values())]:
+            for i, result in zip(members, read([requests[i] for i in members])):
                 out[i] = result
         return out  # type: ignore[return-value]
 

@@ -73,9 +73,9 @@ class Request(BaseModel):
     # (an engine with the whole next-token distribution does; `Result.answers_complete` says whether it did). Part
     # of the cache key where given.
     answers: AnswerSpace | None = None
-    # The readings computed together with this one (a digest of their prompts): an engine that computes prompts part by
-    # part decodes every request of the same `together` in one pass, in batches that the group alone fixes, so the
-    # numbers depend on the group, never on what else shares the call. Part of the cache key where given.
+    # The group of readings computed with this one (a digest of the members' cache keys): an engine that computes prompts
+    # part by part decodes a group side by side, in passes that the group alone fixes, so the numbers depend on the
+    # group, never on what else shares the call. Part of the cache key where given.
     together: str = ""
 
     @property
