@@ -381,6 +381,9 @@ def main() -> None:
                         help="whose draws, versions and rule (benchmarks/decisions/)")
     parser.add_argument("--versions", help="the versions compared (default: the decision's)")
     parser.add_argument("--only", help="the sets to run (default: the decision's; its rule needs them all)")
+    parser.add_argument("--all-documents", action="store_true",
+                        help="every document of the draw the decision takes a part of: a measurement, not the decision "
+                             "(no outcome is written)")
     parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
     parser.add_argument("--store", type=Path, default=Path("/tmp/default-method-store"))
     parser.add_argument("--out", type=Path, help="default: benchmarks/results/<the decision's results file>")
@@ -388,7 +391,8 @@ def main() -> None:
     decision = DECISIONS[a.decision]
     versions = [int(v) for v in a.versions.split(",")] if a.versions else list(decision.versions)
     names = [f"version {v}" for v in versions]
-    chosen = decision_documents(a.data, decision)
+    chosen = draws(a.data, DECISIONS[decision.draws_of or decision.number]) if a.all_documents \
+        else decision_documents(a.data, decision)
     sets = [s for s in decision.sets if s in (a.only.split(",") if a.only else decision.sets)]
     a.out = a.out or RESULTS / decision.out
     config = ModelConfig.load(a.model)
@@ -411,7 +415,7 @@ def main() -> None:
         finally:
             pipeline.close()
     table = {s: compare(units[s], s in BY_STRATUM, a.seed) for s in sets}
-    complete = len(sets) == len(decision.sets)  # the rule needs every set of the decision
+    complete = len(sets) == len(decision.sets) and not a.all_documents  # the rule needs every set of the decision
     result = {"command": "python benchmarks/default_method.py " + shlex.join(sys.argv[1:]), "decision": decision.number,
               "judge": config.name, "versions": names, "thresholds": thresholds, "seconds": seconds,
               "documents": {s: [str(d["doc_id"]) for d in chosen[s]] for s in sets},
