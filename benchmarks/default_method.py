@@ -418,6 +418,8 @@ def main() -> None:
     complete = len(sets) == len(decision.sets) and not a.all_documents  # the rule needs every set of the decision
     result = {"command": "python benchmarks/default_method.py " + shlex.join(sys.argv[1:]), "decision": decision.number,
               "judge": config.name, "versions": names, "thresholds": thresholds, "seconds": seconds,
+              **({"drawn": f"decision {decision.draws_of or decision.number:04d} draws them, all of them (a measurement, "
+                           "not the decision)"} if a.all_documents else {}),
               "documents": {s: [str(d["doc_id"]) for d in chosen[s]] for s in sets},
               "table": table,
               "outcome": decide(table, *names, decision.checks_citations, decision.no_worse) if complete else None}
@@ -443,8 +445,9 @@ def cell(e: dict[str, Any] | None) -> str:
 
 def markdown(result: dict[str, Any]) -> str:
     old, new = result["versions"]
+    drawn = result.get("drawn") or f"decision {result['decision']:04d} draws them"
     lines = [f"`{result['command']}`", "", f"Judge {result['judge']}; each version at its own thresholds "
-             f"({result['thresholds']}); test documents as decision {result['decision']:04d} draws them; 95% intervals "
+             f"({result['thresholds']}); test documents as {drawn}; 95% intervals "
              "resample documents; a version's seconds are this command's (judgments already in the store are read, "
              "not made); "
              "items a version failed are left out of both.", "",
