@@ -22,7 +22,8 @@ from scaffold_local.method import method_version  # noqa: E402
 from scaffold_local.runs import ModelConfig  # noqa: E402
 
 # the decisions' results, newest first
-RESULTS = (ROOT / "benchmarks" / "results" / "default_method_17_cpu.json",
+RESULTS = (ROOT / "benchmarks" / "results" / "default_method_17_all_cpu.json",
+           ROOT / "benchmarks" / "results" / "default_method_17_cpu.json",
            ROOT / "benchmarks" / "results" / "default_method_16_cpu.json",
            ROOT / "benchmarks" / "results" / "default_method_cpu.json")
 # what people judged in each set, as the table says it
