@@ -252,6 +252,7 @@ def test_meta_eval_adapters_on_files_in_the_shared_shape(tmp_path):
     result = runner.invoke(app, ["meta-eval", "all", "-m", str(RESPONDER_CONFIG), "--data", str(data),
                                  "--store", str(tmp_path / "store"), "--out", str(out)])
     assert result.exit_code == 0, result.output
+    assert "realsumm-alignment: 2 documents of both halves, 4 summaries" in result.output  # said before it runs
     alignment = json.loads((out / "realsumm-alignment.json").read_text())
     assert alignment["items"] == 10 and alignment["failed"] == 0
     sources = {r["source"] for r in alignment["tables"]["agreement"]}

@@ -15,7 +15,7 @@ from ..errors import UsageError
 from ..metaeval.results import write
 from ..metaeval.tasks import TASKS, run_task
 from ..runs import JudgeOptions
-from .options import DEFAULT_STORE, BatchOpt, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, open_judge
+from .options import DEFAULT_STORE, BatchOpt, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, announce, open_judge
 from .output import command_app, console
 
 app = command_app()
@@ -65,7 +65,8 @@ def meta_eval(
     target = out or store / "meta-eval" / pipeline.config.name / f"method-v{pipeline.method.number}-{split}"
     try:
         for name in chosen:
-            result = run_task(pipeline, name, folder, limit=limit, split=split, per_document=per_document, seed=seed)
+            result = run_task(pipeline, name, folder, limit=limit, split=split, per_document=per_document, seed=seed,
+                              announce=announce)
             summary = write(result, target)
             console.print(f"[bold]{escape(result.headline())}[/bold]")
             for line in result.summary:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from .. import runs
 from ..errors import UsageError
@@ -72,9 +73,14 @@ def read_input(input_path: Path, document_field: str, summary_field: str, system
     return loaded
 
 
+def announce(text: str) -> None:
+    err.print(escape(text), highlight=False)
+
+
 def open_judge(judge: runs.JudgeOptions) -> runs.Pipeline:
-    """The judge's pipeline, with a progress bar; a note where P(kept) is asked for but is not a confidence."""
-    pipeline = runs.open_judge(judge, rich_progress)
+    """The judge's pipeline, with a progress bar and an estimate before each long send; a note where P(kept) is asked
+    for but is not a confidence."""
+    pipeline = runs.open_judge(judge, rich_progress, announce)
     if pipeline.config.verdict_confidence and pipeline.method.not_a_confidence:
         err.print(f"note: P(kept) is recorded, but {pipeline.method.not_a_confidence}", highlight=False)
     return pipeline

@@ -16,6 +16,7 @@ from ..backends import Backend, Result
 from ..records import Record
 from .config import ModelConfig
 from .judge import Judge
+from .pace import Pace
 from .planned import PlannedRequest
 
 
@@ -35,11 +36,12 @@ def no_progress(label: str, total: int) -> Iterator[Advance]:
 
 class Dispatcher:
     def __init__(self, config: ModelConfig, judge: Judge, backend_factory: Callable[[ModelConfig], Backend],
-                 batch_requests: int, progress: ProgressFactory = no_progress):
+                 batch_requests: int, progress: ProgressFactory = no_progress, pace: Pace | None = None):
         self.config = config
         self.judge = judge
         self.batch_requests = batch_requests
         self.progress = progress
+        self.pace = pace or Pace(None, config.name, judge.method.number, None)
         self._backend_factory = backend_factory
         self._backend: Backend | None = None
         self.engine_description: dict[str, Any] | None = None  # set once the engine has started
@@ -65,8 +67,10 @@ class Dispatcher:
         rest (and a truncated output's retry) when the call returns."""
         if not planned:
             return
+        self.pace.before(label, planned)
         with self.progress(label, len(planned)) as advance:
             for batch in batches(planned, self.batch_requests):
+                started = self.engine_seconds
                 handed: dict[int, Result] = {}  # the results handed on before the call returned
 
                 def arrived(index: int, result: Result, batch: list[PlannedRequest] = batch,
@@ -88,6 +92,7 @@ class Dispatcher:
                             records[i] = self.judge.record(retry, result, attempts=2)
                 on_batch(list(records.values()))
                 advance(len(batch) - len(handed))
+                self.pace.measured(batch, self.engine_seconds - started)
 
     def _generate(self, batch: Sequence[PlannedRequest], advance: Advance,
                   arrived: Callable[[int, Result], None] | None = None) -> list[Result]:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..method.text import counted
 from ..runs.pipeline import Pipeline
 from . import aggrefact, end_to_end, frank, pairs, realsumm, summedits, summeval
 from .human_labels import load
@@ -29,10 +30,17 @@ TASKS: dict[str, tuple[str, Adapter]] = {
 
 
 def run_task(pipeline: Pipeline, task: str, data_dir: Path, *, limit: int | None = None, split: str = "all",
-             per_document: int | None = None, seed: int = 0) -> MetaEvalResult:
-    """One task on `limit` documents of `split` (seeded), the sample recorded in the result."""
+             per_document: int | None = None, seed: int = 0,
+             announce: Callable[[str], None] | None = None) -> MetaEvalResult:
+    """One task on `limit` documents of `split` (seeded), the sample recorded in the result; `announce` is told the
+    sample's size before anything is sent."""
     dataset, adapter = TASKS[task]
-    result = adapter(pipeline, load(data_dir, dataset, limit, seed, split, per_document), seed)
+    docs = load(data_dir, dataset, limit, seed, split, per_document)
+    if announce is not None:
+        summaries = sum(len(doc.get("summaries", ())) for doc in docs)
+        half = "both halves" if split == "all" else f"the {split} half"
+        announce(f"{task}: {counted(len(docs), 'document')} of {half}, {counted(summaries, 'summary', 'summaries')}")
+    result = adapter(pipeline, docs, seed)
     result.sample = {"split": split, "limit": limit, "per_document": per_document, "seed": seed,
                      "method_version": pipeline.method.number, "thresholds": pipeline.judge.thresholds or None}
     return result

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,12 +43,14 @@ class JudgeOptions:
     weighted_verdicts: bool = False  # count each item by the probability of its verdict
 
 
-def open_judge(options: JudgeOptions, progress: ProgressFactory = no_progress) -> Pipeline:
-    """The pipeline of the judge the user chose; nothing starts until a request is sent. Close it when done."""
+def open_judge(options: JudgeOptions, progress: ProgressFactory = no_progress,
+               announce: Callable[[str], None] | None = None) -> Pipeline:
+    """The pipeline of the judge the user chose; nothing starts until a request is sent (`announce` is told how long
+    each send will take, where that is long). Close it when done."""
     config = options.model if isinstance(options.model, ModelConfig) else ModelConfig.load(options.model)
     if options.verdict_confidence:
         config = config.model_copy(update={"verdict_confidence": True})
-    return Pipeline(config, Path(options.store), progress=progress, batch_requests=options.batch_requests,
+    return Pipeline(config, Path(options.store), progress=progress, announce=announce, batch_requests=options.batch_requests,
                     method=options.method_version, scaffolds=options.scaffolds,
                     weighted_verdicts=options.weighted_verdicts)
 

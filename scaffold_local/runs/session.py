@@ -17,11 +17,12 @@ from pathlib import Path
 
 from ..backends import Backend, create_backend
 from ..data.inputs import Document, LoadedInput
-from ..data.store import JudgmentCache, ScaffoldStore
+from ..data.store import EngineRates, JudgmentCache, ScaffoldStore
 from ..errors import UsageError
 from ..judging.config import ModelConfig
 from ..judging.dispatch import Dispatcher, ProgressFactory, no_progress, prefix_order
 from ..judging.judge import Judge
+from ..judging.pace import Pace
 from ..judging.planned import PlannedRequest
 from ..judging.prompts import PromptTemplate
 from ..judging.quality import ScaffoldQuality, inspect, quality_path, read_support, save_support, support_requests
@@ -42,6 +43,7 @@ class JudgeSession:
         prompts: dict[str, PromptTemplate] | None = None,
         backend_factory: Callable[[ModelConfig], Backend] = create_backend,
         progress: ProgressFactory = no_progress,
+        announce: Callable[[str], None] | None = None,
         batch_requests: int | None = None,
         method: int | None = None,
         scaffolds: ScaffoldSource | None = None,
@@ -59,7 +61,9 @@ class JudgeSession:
         self.source = identify(scaffolds or ScaffoldSource())
         self.scaffolds = ScaffoldStore(self.store_root)
         self.cache = JudgmentCache(self.store_root)
-        self.dispatch = Dispatcher(config, self.judge, backend_factory, batch_requests or config.requests_per_call, progress)
+        pace = Pace(EngineRates(self.store_root), config.name, self.method.number, announce)
+        self.dispatch = Dispatcher(config, self.judge, backend_factory, batch_requests or config.requests_per_call, progress,
+                                   pace)
 
     def close(self) -> None:
         self.dispatch.close()
