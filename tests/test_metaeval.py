@@ -254,6 +254,7 @@ def test_meta_eval_adapters_on_files_in_the_shared_shape(tmp_path):
     assert result.exit_code == 0, result.output
     assert "realsumm-alignment: 2 documents of both halves, 4 summaries" in result.output  # said before it runs
     alignment = json.loads((out / "realsumm-alignment.json").read_text())
+    assert alignment["cost"]["estimates_said"][0].startswith("judging key facts: 4 requests to send; no rate measured")  # one per summary
     assert alignment["items"] == 10 and alignment["failed"] == 0
     sources = {r["source"] for r in alignment["tables"]["agreement"]}
     assert sources == {"human ceiling: annotator vs majority of the other annotators",

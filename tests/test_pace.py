@@ -121,13 +121,14 @@ def test_the_estimate_before_a_send_is_the_time_it_then_takes_at_the_measured_ra
     assert sum(minutes(line) for line in estimates) == pytest.approx(spent / 60, abs=0.5 * len(estimates))
 
 
-def test_nothing_is_said_of_a_short_send_or_without_a_listener(tmp_path):
+def test_nothing_is_said_of_a_short_send_and_an_estimate_is_kept_without_a_listener(tmp_path):
     rates = EngineRates(tmp_path, machine="m")
     rates.add("judge", 17, "generations", Work(1, 100), 1.0)  # 100 characters a second
     said: list[str] = []
     Pace(rates, "judge", 17, said.append).before("short", planned("x" * 2000))  # 20 s
-    Pace(rates, "judge", 17, None).before("unheard", planned("x" * 20000))
-    assert said == []
+    unheard = Pace(rates, "judge", 17, None)
+    unheard.before("unheard", planned("x" * 20000))
+    assert said == [] and unheard.said[0].startswith("unheard: 1 request to send, estimated 3 min")
     Pace(rates, "judge", 17, said.append).before("long", planned("x" * 20000))  # 200 s
     assert said == ["long: 1 request to send, estimated 3 min at the rate this judge ran at on this machine (what the "
                     "store holds already is not counted)"]

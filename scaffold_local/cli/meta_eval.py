@@ -71,6 +71,8 @@ def meta_eval(
             console.print(f"[bold]{escape(result.headline())}[/bold]")
             for line in result.summary:
                 console.print("  " + line, highlight=False)
+            console.print(f"  took {result.cost['seconds']:,.0f} s, {result.cost['engine_seconds']:,.0f} s of them in the "
+                          "engine", highlight=False)
             console.print(f"  tables: {target}/{result.task}.*  summary: {summary}", highlight=False)
     finally:
         pipeline.close()

@@ -74,7 +74,7 @@ def read_input(input_path: Path, document_field: str, summary_field: str, system
 
 
 def announce(text: str) -> None:
-    err.print(escape(text), highlight=False)
+    err.print(escape(text), highlight=False, soft_wrap=True)
 
 
 def open_judge(judge: runs.JudgeOptions) -> runs.Pipeline:

@@ -59,6 +59,12 @@ class Pace:
         self.announce = announce
         self._unmeasured: tuple[str, dict[str, Work]] | None = None  # (label, work) awaiting its first rate
         self._last_sent = ""  # the prompt an engine computed last: its prefix is still cached
+        self.said: list[str] = []  # every estimate given, for the results that record their cost
+
+    def _say(self, text: str) -> None:
+        self.said.append(text)
+        if self.announce is not None:
+            self.announce(text)
 
     def _rate(self, kind: str) -> Rate | None:
         return self.rates.get(self.judge, self.method_version, kind) if self.rates else None
@@ -71,17 +77,17 @@ class Pace:
 
     def before(self, label: str, planned: Sequence[PlannedRequest]) -> None:
         """Say how long these requests will take, where that is long or not known yet."""
-        if self.announce is None or not planned:
+        if not planned:
             return
         work = work_by_kind(planned, self._last_sent)
         seconds = self._seconds(work)
         requests = counted(len(planned), "request")
         if seconds is None:
             self._unmeasured = (label, work)
-            self.announce(f"{label}: {requests} to send; no rate measured yet for judge {self.judge} on this machine, "
+            self._say(f"{label}: {requests} to send; no rate measured yet for judge {self.judge} on this machine, "
                           "so an estimate follows the first engine call")
         elif seconds >= SAID_FROM_S:
-            self.announce(f"{label}: {requests} to send, estimated {_duration(seconds)} at the rate this judge ran at "
+            self._say(f"{label}: {requests} to send, estimated {_duration(seconds)} at the rate this judge ran at "
                           "on this machine (what the store holds already is not counted)")
 
     def measured(self, batch: Sequence[PlannedRequest], seconds: float) -> None:
@@ -102,8 +108,8 @@ class Pace:
         estimate = self._seconds(left) if self.rates is not None else _scaled(work, seconds, left)
         if estimate is not None:
             self._unmeasured = None
-            if estimate >= SAID_FROM_S and self.announce is not None:
-                self.announce(f"{label}: estimated {_duration(estimate)} more, at the rate of the first engine call")
+            if estimate >= SAID_FROM_S:
+                self._say(f"{label}: estimated {_duration(estimate)} more, at the rate of the first engine call")
 
 
 def _scaled(work: dict[str, Work], seconds: float, left: dict[str, Work]) -> float | None:

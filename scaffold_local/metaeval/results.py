@@ -30,6 +30,7 @@ class MetaEvalResult:
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     summary: list[str] = field(default_factory=list)
     sample: dict[str, Any] = field(default_factory=dict)  # split, limit, per_document, seed, method, threshold
+    cost: dict[str, Any] = field(default_factory=dict)  # seconds, engine seconds, the estimates said before sending
 
     def agreement_rows(self, source: str, estimates: dict[str, Estimate], items: int, reference: str,
                        tied_references_dropped: int | None = None) -> None:
@@ -88,7 +89,8 @@ def write(result: MetaEvalResult, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = {name: [{k: _clean(v) for k, v in row.items()} for row in rows] for name, rows in result.tables.items()}
     payload = {"task": result.task, "judge": result.judge, "documents": result.documents, "items": result.items,
-               "failed": result.failed, "sample": result.sample, "tables": tables, "summary": result.summary}
+               "failed": result.failed, "sample": result.sample, "cost": result.cost, "tables": tables,
+               "summary": result.summary}
     (out_dir / f"{result.task}.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
     for name, rows in tables.items():
         write_csv(out_dir / f"{result.task}.{name}.csv", rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,11 @@ def run_task(pipeline: Pipeline, task: str, data_dir: Path, *, limit: int | None
         summaries = sum(len(doc.get("summaries", ())) for doc in docs)
         half = "both halves" if split == "all" else f"the {split} half"
         announce(f"{task}: {counted(len(docs), 'document')} of {half}, {counted(summaries, 'summary', 'summaries')}")
+    said, engine_seconds, started = len(pipeline.estimates_said), pipeline.dispatch.engine_seconds, time.perf_counter()
     result = adapter(pipeline, docs, seed)
+    result.cost = {"seconds": round(time.perf_counter() - started, 1),
+                   "engine_seconds": round(pipeline.dispatch.engine_seconds - engine_seconds, 1),
+                   "estimates_said": pipeline.estimates_said[said:]}
     result.sample = {"split": split, "limit": limit, "per_document": per_document, "seed": seed,
                      "method_version": pipeline.method.number, "thresholds": pipeline.judge.thresholds or None}
     return result

@@ -65,6 +65,11 @@ class JudgeSession:
         self.dispatch = Dispatcher(config, self.judge, backend_factory, batch_requests or config.requests_per_call, progress,
                                    pace)
 
+    @property
+    def estimates_said(self) -> list[str]:
+        """Every estimate of a send's time given so far, in order."""
+        return self.dispatch.pace.said
+
     def close(self) -> None:
         self.dispatch.close()
         self.cache.close()
