@@ -1,8 +1,8 @@
 """The aggregate tables of finished `meta-eval` runs, gathered for benchmarks/results/: agreement with people and
 its intervals, never the per-item rows (they would repeat the human labels, which stay in their own folder).
 
-    .venv/bin/python benchmarks/meta_eval_tables.py <meta-eval --out folder> [--out benchmarks/results/meta_eval_cpu]
-        [--command "the meta-eval commands that filled the folder"]
+    .venv/bin/python benchmarks/meta_eval_tables.py <meta-eval --out folder>... [--out benchmarks/results/meta_eval_cpu]
+        [--command "the meta-eval commands that filled the folders"]
 
 Writes <out>.json (each task's sample, counts, summary lines and aggregate tables) and <out>.md.
 """
@@ -18,15 +18,15 @@ ROOT = Path(__file__).resolve().parents[1]
 PER_ITEM = {"per_summary", "f_per_summary", "fc_per_summary", "per_document", "pairs"}  # rows that hold labels
 
 
-def gather(folder: Path) -> list[dict[str, Any]]:
+def gather(*folders: Path) -> list[dict[str, Any]]:
     runs = []
-    for path in sorted(folder.glob("*.json")):
+    for path in [path for folder in folders for path in sorted(folder.glob("*.json"))]:
         run = json.loads(path.read_text(encoding="utf-8"))
         run["tables"] = {name: rows for name, rows in run["tables"].items() if name not in PER_ITEM}
         run["summary"] = [line for line in run["summary"] if not line.startswith("run folder:")]  # a local path
         runs.append(run)
     if not runs:
-        raise SystemExit(f"{folder} holds no meta-eval results (<task>.json)")
+        raise SystemExit(f"{', '.join(map(str, folders))} hold no meta-eval results (<task>.json)")
     return runs
 
 
@@ -43,6 +43,7 @@ def markdown(runs: list[dict[str, Any]], commands: list[str]) -> str:
                   f"judge {run['judge']}: {run['documents']} documents, {run['items']} items, "
                   f"{run['failed']} failed ({drawn})", ""]
         lines += [f"- {line}" for line in run["summary"]] + [""]
+        lines += _cost(run.get("cost"))
         for name, rows in run["tables"].items():
             if rows:
                 columns = list(rows[0])
@@ -51,17 +52,34 @@ def markdown(runs: list[dict[str, Any]], commands: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _cost(cost: dict[str, Any] | None) -> list[str]:
+    """What the run took, and what it said it would take before it sent anything (results from before costs were
+    recorded have none)."""
+    if not cost:
+        return []
+    machine = f" ({cost['machine']})" if cost.get("machine") else ""
+    lines = [f"Took {_minutes(cost['seconds'])} on this machine{machine}, {_minutes(cost['engine_seconds'])} of it in "
+             "the engine."]
+    if cost.get("estimates_said"):
+        lines += ["Said before sending:", "", *[f"> {line}" for line in cost["estimates_said"]]]
+    return [*lines, ""]
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
 def _cell(value: Any) -> str:
     return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path, help="a meta-eval --out folder")
+    parser.add_argument("folders", type=Path, nargs="+", help="meta-eval --out folders")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "meta_eval_cpu")
     parser.add_argument("--command", action="append", default=[], help="a command that filled the folder (repeatable)")
     args = parser.parse_args()
-    runs = gather(args.folder)
+    runs = gather(*args.folders)
     args.out.with_suffix(".json").write_text(json.dumps({"commands": args.command, "runs": runs}, indent=1) + "\n")
     args.out.with_suffix(".md").write_text(markdown(runs, args.command) + "\n")
     print(f"wrote {args.out.with_suffix('.md')}")

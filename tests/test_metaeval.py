@@ -806,6 +806,7 @@ def test_the_benchmark_tables_keep_the_agreement_and_leave_the_labels_out(respon
     text = markdown([run], ["scaffold-local meta-eval summedits"])
     assert "| judge (ectsum) | SummEdits label | balanced_accuracy | 0.750 |" in text
     assert "label_consistent" not in text and "summedits-ectsum-0" not in text
+    assert "on this machine" in text and "> checking summaries: 5 requests to send" in text  # the run's cost and what it said first
 
 
 def test_summeval_pairs_are_ordered_by_each_expert_score(responder_config, tmp_path):

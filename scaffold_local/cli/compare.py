@@ -23,7 +23,7 @@ from .options import (
     kept_in_context,
     read_input,
 )
-from .output import command_app, console, err, print_notes, rich_progress
+from .output import announce, command_app, console, err, print_notes, rich_progress
 
 app = command_app()
 
@@ -59,7 +59,7 @@ def compare(
     print_notes(plan.notes)
     err.print(f"judges: {', '.join(c.name for c in configs)}; "
               f"{'one shared scaffold' if shared_scaffold else 'each judge its own scaffolds'}", highlight=False)
-    run_dirs = plan.execute(store, rich_progress)
+    run_dirs = plan.execute(store, rich_progress, announce)
     target = out or store / "comparisons" / "-vs-".join(dict.fromkeys(c.name for c in configs))[:120]
     page = write_report(analyze_runs([runs.load(d) for d in run_dirs]), target)
     for run_dir in run_dirs:

@@ -15,8 +15,8 @@ from ..errors import UsageError
 from ..metaeval.results import write
 from ..metaeval.tasks import TASKS, run_task
 from ..runs import JudgeOptions
-from .options import DEFAULT_STORE, BatchOpt, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, announce, open_judge
-from .output import command_app, console
+from .options import DEFAULT_STORE, BatchOpt, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, open_judge
+from .output import announce, command_app, console
 
 app = command_app()
 

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from .. import runs
 from ..errors import UsageError
 from ..runs import DEFAULT_METHOD_VERSION, DEFAULT_MODEL, LoadedInput, ModelConfig, Prepared
-from .output import err, fail, print_issues, rich_progress
+from .output import announce, err, fail, print_issues, rich_progress
 
 DEFAULT_STORE = Path(os.environ.get("SCAFFOLD_LOCAL_STORE", "scaffold_store"))
 
@@ -71,10 +70,6 @@ def read_input(input_path: Path, document_field: str, summary_field: str, system
     if not loaded.candidates:
         fail(runs.no_usable_records(loaded), 2)
     return loaded
-
-
-def announce(text: str) -> None:
-    err.print(escape(text), highlight=False, soft_wrap=True)
 
 
 def open_judge(judge: runs.JudgeOptions) -> runs.Pipeline:

@@ -88,6 +88,11 @@ def print_issues(issues: list[InputIssue], prefix: str = "") -> None:
                   f"folder's input_issues.jsonl){escape(most_common_issue(issues))}[/yellow]", highlight=False)
 
 
+def announce(text: str) -> None:
+    """What the user should know before a long step starts (its estimate), one unwrapped line for logs."""
+    err.print(escape(text), highlight=False, soft_wrap=True)
+
+
 def print_notes(notes: list[str]) -> None:
     for note in notes:
         err.print(f"[yellow]note: {escape(note)}[/yellow]", highlight=False)

@@ -218,7 +218,8 @@ class Calibration:
     reliability: list[dict[str, Any]]  # per bin: range, items, mean P(kept), share present
     threshold: float | None  # maximises balanced accuracy on the calibration half of the documents
     held_out_balanced_accuracy: float | None  # of P(kept) >= threshold, on the other half
-    held_out_balanced_accuracy_at_half: float | None  # of P(kept) >= 0.5 (the verdicts), on the same half
+    # of P(kept) >= 0.5 (the verdicts of a version without thresholds), on the same half
+    held_out_balanced_accuracy_at_half: float | None
     threshold_all: float | None = None  # maximises balanced accuracy on every document: for a config's
     # threshold when these documents are the calibration set (a dev split), never for a score here
 

@@ -200,7 +200,7 @@ def confidence_tables(result: MetaEvalResult, confident: list[tuple[int, float, 
         f"ECE {_f(calibrated.ece)}; "
         f"threshold {_f(calibrated.threshold)} from half the documents gives balanced accuracy "
         f"{_f(calibrated.held_out_balanced_accuracy)} on the other half "
-        f"(the verdicts themselves: {_f(calibrated.held_out_balanced_accuracy_at_half)}); the threshold chosen on all "
+        f"(at 0.5: {_f(calibrated.held_out_balanced_accuracy_at_half)}); the threshold chosen on all "
         f"these documents: {_f(calibrated.threshold_all)}"
         + ("" if not_a_confidence or kind is None else f" (for a config's thresholds of {kind} when they are a dev split)"))
 

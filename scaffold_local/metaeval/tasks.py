@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..data.store.rates import this_machine
 from ..method.text import counted
 from ..runs.pipeline import Pipeline
 from . import aggrefact, end_to_end, frank, pairs, realsumm, summedits, summeval
@@ -43,7 +44,7 @@ def run_task(pipeline: Pipeline, task: str, data_dir: Path, *, limit: int | None
         announce(f"{task}: {counted(len(docs), 'document')} of {half}, {counted(summaries, 'summary', 'summaries')}")
     said, engine_seconds, started = len(pipeline.estimates_said), pipeline.dispatch.engine_seconds, time.perf_counter()
     result = adapter(pipeline, docs, seed)
-    result.cost = {"seconds": round(time.perf_counter() - started, 1),
+    result.cost = {"machine": this_machine(), "seconds": round(time.perf_counter() - started, 1),
                    "engine_seconds": round(pipeline.dispatch.engine_seconds - engine_seconds, 1),
                    "estimates_said": pipeline.estimates_said[said:]}
     result.sample = {"split": split, "limit": limit, "per_document": per_document, "seed": seed,

@@ -92,9 +92,9 @@ class ComparisonPlan:
     pairing: Pairing | None
     notes: list[str]
 
-    def execute(self, store: Path, progress: ProgressFactory) -> list[Path]:
+    def execute(self, store: Path, progress: ProgressFactory, announce: Callable[[str], None] | None = None) -> list[Path]:
         return run_judges(self.configs, self.prepared.loaded, store, self.shared_scaffold, self.method, progress,
-                          pairing=self.pairing)
+                          pairing=self.pairing, announce=announce)
 
 
 def plan_comparison(models: list[str], loaded: LoadedInput, *, seeds: int = 0, temperature: float | None = None,
@@ -129,16 +129,17 @@ def prepare_every_judge(configs: list[ModelConfig], loaded: LoadedInput, shared_
 def run_judges(configs: list[ModelConfig], loaded: LoadedInput, store: Path, shared_scaffold: bool,
                method: int | None, progress: ProgressFactory,
                backend_factory: Callable[[ModelConfig], Backend] | None = None,
-               pairing: Pairing | None = None) -> list[Path]:
-    """Score the input with each judge in turn (each reading `pairing`'s pairs, where given); with a shared
-    scaffold, the first judge's run lends its scaffolds to the others. Returns the run folders, in judge order."""
+               pairing: Pairing | None = None, announce: Callable[[str], None] | None = None) -> list[Path]:
+    """Score the input with each judge in turn (each reading `pairing`'s pairs, where given; `announce` told how long
+    each send will take); with a shared scaffold, the first judge's run lends its scaffolds to the others. Returns
+    the run folders, in judge order."""
     shared = _SharedBackends()
     run_dirs: list[Path] = []
     try:
         for config in configs:
             source = ScaffoldSource(kind="run", reference=str(run_dirs[0])) if shared_scaffold and run_dirs else None
             pipeline = Pipeline(config, store, backend_factory=backend_factory or shared.factory, progress=progress,
-                                method=method, scaffolds=source)
+                                announce=announce, method=method, scaffolds=source)
             try:
                 run_dirs.append(pipeline.score(loaded, pairing=pairing).run_dir)
             finally:
