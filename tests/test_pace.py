@@ -1,5 +1,5 @@
 """How long a send will take, said before it starts: new prompt characters at the rate measured in the store on this
-machine, the rate kept per machine, judge, method version and kind, and the first engine call measuring one."""
+machine, the rate kept per machine, judge, method version and task, and the first engine call measuring one."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from scaffold_local.data.loading import load_input
 from scaffold_local.data.store import EngineRates, Work
 from scaffold_local.data.store.rates import RATES_FILE
 from scaffold_local.judging import dispatch
-from scaffold_local.judging.pace import Pace, work_by_kind
+from scaffold_local.judging.pace import Pace, work_by_task
 from scaffold_local.judging.planned import PlannedRequest
 from scaffold_local.records import Message
 from scaffold_local.runs.pipeline import Pipeline
@@ -22,44 +22,44 @@ from scaffold_local.runs.pipeline import Pipeline
 from .helpers import SUMMARIES, write_jsonl
 
 
-def planned(*prompts: str, reading: bool = False) -> list[PlannedRequest]:
+def planned(*prompts: str, task: str = "t") -> list[PlannedRequest]:
     sampling = Sampling(temperature=0.0, max_tokens=8)
     return [PlannedRequest(Request(id=str(n), messages=(Message(role="user", content=p),), json_schema=None,
                                    sampling=sampling),
-                           cache_key=str(n), task="t", doc_id="d", system=None, model=object,  # type: ignore[arg-type]
-                           reading=object() if reading else None)  # type: ignore[arg-type]
+                           cache_key=str(n), task=task, doc_id="d", system=None, model=object)  # type: ignore[arg-type]
             for n, p in enumerate(prompts)]
 
 
 def test_a_request_costs_the_characters_it_shares_with_none_sent_just_before():
-    work = work_by_kind(planned("Document. Summary A.", "Document. Summary B!", "Other."))
-    # 20 new, then "Summary B!" (10: the shared prefix "Document. Summary " is 18 of 20 characters... less 8),
-    # then all 6 of "Other." (it shares nothing with the request before it)
-    assert work == {"generations": Work(3, 20 + 2 + 6)}
-    readings = work_by_kind(planned("abc", "abd", reading=True))
-    assert readings == {"readings": Work(2, 3 + 1)}
+    work = work_by_task(planned("Document. Summary A.", "Document. Summary B!", "Other."))
+    # all 20 characters, then the 2 after the shared "Document. Summary ", then all 6 of "Other." (it shares nothing
+    # with the request before it)
+    assert work == {"t": Work(3, 20 + 2 + 6)}
+    assert work_by_task(planned("abc", "abd"), previous="ab") == {"t": Work(2, 1 + 1)}  # an engine's cache goes on
+    checks = planned("Document. Check sentence 1.", task="check")
+    assert work_by_task([*planned("Document. Summary A."), *checks]) == {"t": Work(1, 20), "check": Work(1, 17)}
 
 
-def test_rates_add_up_per_machine_judge_version_and_kind(tmp_path):
+def test_rates_add_up_per_machine_judge_version_and_task(tmp_path):
     here, there = EngineRates(tmp_path, machine="cpu A x2"), EngineRates(tmp_path, machine="cpu B x2")
-    here.add("judge", 17, "readings", Work(10, 1000), 5.0)
-    here.add("judge", 17, "readings", Work(10, 3000), 15.0)
-    rate = here.get("judge", 17, "readings")
+    here.add("judge", 17, "align_facts", Work(10, 1000), 5.0)
+    here.add("judge", 17, "align_facts", Work(10, 3000), 15.0)
+    rate = here.get("judge", 17, "align_facts")
     assert rate is not None and rate.work == Work(20, 4000) and rate.seconds == 20.0
     assert rate.seconds_for(Work(1, 2000)) == 10.0  # 200 characters a second
-    assert there.get("judge", 17, "readings") is None  # another machine measures its own
-    assert here.get("judge", 16, "readings") is None and here.get("judge", 17, "generations") is None
-    assert here.get("other judge", 17, "readings") is None
+    assert there.get("judge", 17, "align_facts") is None  # another machine measures its own
+    assert here.get("judge", 16, "align_facts") is None and here.get("judge", 17, "extract_facts") is None
+    assert here.get("other judge", 17, "align_facts") is None
 
 
 def test_a_store_not_created_yet_keeps_no_rate_and_an_unreadable_file_is_measured_again(tmp_path):
-    EngineRates(tmp_path / "missing").add("judge", 17, "readings", Work(1, 10), 1.0)
+    EngineRates(tmp_path / "missing").add("judge", 17, "align_facts", Work(1, 10), 1.0)
     assert not (tmp_path / "missing").exists()
     (tmp_path / RATES_FILE).write_text("{not json")
     rates = EngineRates(tmp_path, machine="m")
-    assert rates.get("judge", 17, "readings") is None
-    rates.add("judge", 17, "readings", Work(1, 10), 1.0)
-    assert rates.get("judge", 17, "readings").seconds == 1.0
+    assert rates.get("judge", 17, "align_facts") is None
+    rates.add("judge", 17, "align_facts", Work(1, 10), 1.0)
+    assert rates.get("judge", 17, "align_facts").seconds == 1.0
 
 
 class Clock:
@@ -123,7 +123,7 @@ def test_the_estimate_before_a_send_is_the_time_it_then_takes_at_the_measured_ra
 
 def test_nothing_is_said_of_a_short_send_and_an_estimate_is_kept_without_a_listener(tmp_path):
     rates = EngineRates(tmp_path, machine="m")
-    rates.add("judge", 17, "generations", Work(1, 100), 1.0)  # 100 characters a second
+    rates.add("judge", 17, "t", Work(1, 100), 1.0)  # 100 characters a second
     said: list[str] = []
     Pace(rates, "judge", 17, said.append).before("short", planned("x" * 2000))  # 20 s
     unheard = Pace(rates, "judge", 17, None)

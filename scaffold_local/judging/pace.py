@@ -13,9 +13,6 @@ from .planned import PlannedRequest
 SAID_FROM_S = 30  # an estimate below this is not worth a line
 
 
-def kind_of(planned: PlannedRequest) -> str:
-    """Readings (one forward pass, no generated text) and generations cost differently per prompt character."""
-    return "readings" if planned.reading is not None else "generations"
 
 
 def _shared_prefix(a: str, b: str) -> int:
@@ -34,14 +31,14 @@ def prompt_text(planned: PlannedRequest) -> str:
     return "\n".join(m.content for m in planned.request.messages)
 
 
-def work_by_kind(planned: Sequence[PlannedRequest], previous: str = "") -> dict[str, Work]:
-    """Per kind, the requests and the prompt characters each shares with none sent just before it (the first with
-    `previous`), in sending order."""
+def work_by_task(planned: Sequence[PlannedRequest], previous: str = "") -> dict[str, Work]:
+    """Per task, the requests and the prompt characters each shares with none sent just before it (the first with
+    `previous`), in sending order. A task has a rate of its own: its prompts share their parts alike (a key-fact reading
+    shares all but the item, a sentence check all but the sentence), and readings cost differently from generations."""
     work: dict[str, Work] = {}
     for p in planned:
         text = prompt_text(p)
-        kind = kind_of(p)
-        work[kind] = work.get(kind, Work()) + Work(1, len(text) - _shared_prefix(previous, text))
+        work[p.task] = work.get(p.task, Work()) + Work(1, len(text) - _shared_prefix(previous, text))
         previous = text
     return work
 
@@ -66,20 +63,20 @@ class Pace:
         if self.announce is not None:
             self.announce(text)
 
-    def _rate(self, kind: str) -> Rate | None:
-        return self.rates.get(self.judge, self.method_version, kind) if self.rates else None
+    def _rate(self, task: str) -> Rate | None:
+        return self.rates.get(self.judge, self.method_version, task) if self.rates else None
 
     def _seconds(self, work: dict[str, Work]) -> float | None:
-        rates = {kind: self._rate(kind) for kind in work}
+        rates = {task: self._rate(task) for task in work}
         if any(rate is None for rate in rates.values()):
             return None
-        return sum(rate.seconds_for(work[kind]) for kind, rate in rates.items() if rate is not None)
+        return sum(rate.seconds_for(work[task]) for task, rate in rates.items() if rate is not None)
 
     def before(self, label: str, planned: Sequence[PlannedRequest]) -> None:
         """Say how long these requests will take, where that is long or not known yet."""
         if not planned:
             return
-        work = work_by_kind(planned, self._last_sent)
+        work = work_by_task(planned, self._last_sent)
         seconds = self._seconds(work)
         requests = counted(len(planned), "request")
         if seconds is None:
@@ -91,19 +88,19 @@ class Pace:
                           "on this machine (what the store holds already is not counted)")
 
     def measured(self, batch: Sequence[PlannedRequest], seconds: float) -> None:
-        """One engine call's seconds, shared among the kinds it computed by their new prompt characters; the
+        """One engine call's seconds, shared among the tasks it computed by their new prompt characters; the
         estimate owed since `before` said where none was known, now that a rate is."""
-        work = work_by_kind(batch, self._last_sent)
+        work = work_by_task(batch, self._last_sent)
         self._last_sent = prompt_text(batch[-1]) if batch else self._last_sent
         total = sum(w.characters for w in work.values()) or 1
         if self.rates is not None and seconds > 0:
-            for kind, part in work.items():
-                self.rates.add(self.judge, self.method_version, kind, part, seconds * part.characters / total)
+            for task, part in work.items():
+                self.rates.add(self.judge, self.method_version, task, part, seconds * part.characters / total)
         if self._unmeasured is None:
             return
         label, owed = self._unmeasured
-        left = {kind: Work(max(w.requests - work.get(kind, Work()).requests, 0),
-                           max(w.characters - work.get(kind, Work()).characters, 0)) for kind, w in owed.items()}
+        left = {task: Work(max(w.requests - work.get(task, Work()).requests, 0),
+                           max(w.characters - work.get(task, Work()).characters, 0)) for task, w in owed.items()}
         self._unmeasured = (label, left)
         estimate = self._seconds(left) if self.rates is not None else _scaled(work, seconds, left)
         if estimate is not None:

@@ -1,6 +1,6 @@
-"""The engine rates a store has measured, per machine: for one judge, method version and kind of request (readings or
-generations), the engine seconds spent on so many requests and so much new prompt text. A command reads them to say,
-before it sends anything, about how long the sending will take."""
+"""The engine rates a store has measured, per machine: for one judge, method version and task (extracting facts,
+reading key facts, checking sentences, ...), the engine seconds spent on so many requests and so much new prompt text.
+A command reads them to say, before it sends anything, about how long the sending will take."""
 
 from __future__ import annotations
 
@@ -47,14 +47,14 @@ def this_machine() -> str:
 
 
 class EngineRates:
-    """The store's measured rates (one small JSON file), keyed by machine, judge, method version and kind."""
+    """The store's measured rates (one small JSON file), keyed by machine, judge, method version and task."""
 
     def __init__(self, root: Path, machine: str | None = None):
         self.path = Path(root) / RATES_FILE
         self.machine = machine or this_machine()
 
-    def _key(self, judge: str, method_version: int, kind: str) -> str:
-        return f"{self.machine} | {judge} | method version {method_version} | {kind}"
+    def _key(self, judge: str, method_version: int, task: str) -> str:
+        return f"{self.machine} | {judge} | method version {method_version} | {task}"
 
     def _read(self) -> dict[str, dict]:
         try:
@@ -62,18 +62,18 @@ class EngineRates:
         except (OSError, ValueError):  # none yet, or unreadable: a rate is measured again, nothing else depends on it
             return {}
 
-    def get(self, judge: str, method_version: int, kind: str) -> Rate | None:
-        entry = self._read().get(self._key(judge, method_version, kind))
+    def get(self, judge: str, method_version: int, task: str) -> Rate | None:
+        entry = self._read().get(self._key(judge, method_version, task))
         if not entry or entry.get("seconds", 0) <= 0:
             return None
         return Rate(Work(entry["requests"], entry["characters"]), entry["seconds"])
 
-    def add(self, judge: str, method_version: int, kind: str, work: Work, seconds: float) -> None:
+    def add(self, judge: str, method_version: int, task: str, work: Work, seconds: float) -> None:
         """Add one engine call's measurement to the rate (every call measured on this machine counts alike)."""
         if not self.path.parent.is_dir():
             return  # a store not created yet has nowhere to keep rates; the next run measures again
         rates = self._read()
-        key = self._key(judge, method_version, kind)
+        key = self._key(judge, method_version, task)
         old = rates.get(key, {})
         rates[key] = {"requests": old.get("requests", 0) + work.requests,
                       "characters": old.get("characters", 0) + work.characters,
