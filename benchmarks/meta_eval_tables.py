@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +31,11 @@ def gather(*folders: Path) -> list[dict[str, Any]]:
     return runs
 
 
-def markdown(runs: list[dict[str, Any]], commands: list[str]) -> str:
+def markdown(runs: list[dict[str, Any]], commands: list[str], notes: Sequence[str] = ()) -> str:
     judges = ", ".join(sorted({run["judge"] for run in runs}))
     lines = [f"# Meta-evaluation on a CPU: {judges} against people", ""]
     lines += ["```bash", *commands, "```", ""] if commands else []
+    lines += [*(f"- {note}" for note in notes), ""] if notes else []
     for run in runs:
         sample = run["sample"]
         drawn = ", ".join(f"{k} {v}" for k, v in sample.items() if v is not None)
@@ -78,10 +80,12 @@ def main() -> None:
     parser.add_argument("folders", type=Path, nargs="+", help="meta-eval --out folders")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "meta_eval_cpu")
     parser.add_argument("--command", action="append", default=[], help="a command that filled the folder (repeatable)")
+    parser.add_argument("--note", action="append", default=[], help="what a reader should know of these runs (repeatable)")
     args = parser.parse_args()
     runs = gather(*args.folders)
-    args.out.with_suffix(".json").write_text(json.dumps({"commands": args.command, "runs": runs}, indent=1) + "\n")
-    args.out.with_suffix(".md").write_text(markdown(runs, args.command) + "\n")
+    args.out.with_suffix(".json").write_text(json.dumps({"commands": args.command, "notes": args.note, "runs": runs},
+                                                        indent=1) + "\n")
+    args.out.with_suffix(".md").write_text(markdown(runs, args.command, args.note) + "\n")
     print(f"wrote {args.out.with_suffix('.md')}")
 
 
