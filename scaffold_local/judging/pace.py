@@ -13,8 +13,6 @@ from .planned import PlannedRequest
 SAID_FROM_S = 30  # an estimate below this is not worth a line
 
 
-
-
 def _shared_prefix(a: str, b: str) -> int:
     """Length of the common prefix, found by halving (string slices compare in C)."""
     low, high = 0, min(len(a), len(b))
@@ -82,34 +80,29 @@ class Pace:
         if seconds is None:
             self._unmeasured = (label, work)
             self._say(f"{label}: {requests} to send; no rate measured yet for judge {self.judge} on this machine, "
-                          "so an estimate follows the first engine call")
+                      "so an estimate follows the first engine call")
         elif seconds >= SAID_FROM_S:
             self._say(f"{label}: {requests} to send, estimated {_duration(seconds)} at the rate this judge ran at "
-                          "on this machine (what the store holds already is not counted)")
+                      "on this machine (what the store holds already is not counted)")
 
     def measured(self, batch: Sequence[PlannedRequest], seconds: float) -> None:
         """One engine call's seconds, shared among the tasks it computed by their new prompt characters; the
         estimate owed since `before` said where none was known, now that a rate is."""
         work = work_by_task(batch, self._last_sent)
-        self._last_sent = prompt_text(batch[-1]) if batch else self._last_sent
+        self._last_sent = prompt_text(batch[-1])
         total = sum(w.characters for w in work.values()) or 1
         if self.rates is not None and seconds > 0:
             for task, part in work.items():
                 self.rates.add(self.judge, self.method_version, task, part, seconds * part.characters / total)
-        if self._unmeasured is None:
+        if self._unmeasured is None or self.rates is None:
             return
         label, owed = self._unmeasured
         left = {task: Work(max(w.requests - work.get(task, Work()).requests, 0),
                            max(w.characters - work.get(task, Work()).characters, 0)) for task, w in owed.items()}
         self._unmeasured = (label, left)
-        estimate = self._seconds(left) if self.rates is not None else _scaled(work, seconds, left)
+        estimate = self._seconds(left)
         if estimate is not None:
             self._unmeasured = None
             if estimate >= SAID_FROM_S:
                 self._say(f"{label}: estimated {_duration(estimate)} more, at the rate of the first engine call")
 
-
-def _scaled(work: dict[str, Work], seconds: float, left: dict[str, Work]) -> float | None:
-    """The rest at one call's rate, where no store keeps rates."""
-    done = sum(w.characters for w in work.values())
-    return seconds * sum(w.characters for w in left.values()) / done if done and seconds > 0 else None
