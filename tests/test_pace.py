@@ -42,8 +42,8 @@ def test_a_request_costs_the_characters_it_shares_with_none_sent_just_before():
 
 def test_rates_add_up_per_machine_judge_version_and_task(tmp_path):
     here, there = EngineRates(tmp_path, machine="cpu A x2"), EngineRates(tmp_path, machine="cpu B x2")
-    here.add("judge", 17, "align_facts", Work(10, 1000), 5.0)
-    here.add("judge", 17, "align_facts", Work(10, 3000), 15.0)
+    here.add("judge", 17, {"align_facts": (Work(10, 1000), 5.0)})
+    here.add("judge", 17, {"align_facts": (Work(10, 3000), 15.0)})
     rate = here.get("judge", 17, "align_facts")
     assert rate is not None and rate.work == Work(20, 4000) and rate.seconds == 20.0
     assert rate.seconds_for(Work(1, 2000)) == 10.0  # 200 characters a second
@@ -53,12 +53,12 @@ def test_rates_add_up_per_machine_judge_version_and_task(tmp_path):
 
 
 def test_a_store_not_created_yet_keeps_no_rate_and_an_unreadable_file_is_measured_again(tmp_path):
-    EngineRates(tmp_path / "missing").add("judge", 17, "align_facts", Work(1, 10), 1.0)
+    EngineRates(tmp_path / "missing").add("judge", 17, {"align_facts": (Work(1, 10), 1.0)})
     assert not (tmp_path / "missing").exists()
     (tmp_path / RATES_FILE).write_text("{not json")
     rates = EngineRates(tmp_path, machine="m")
     assert rates.get("judge", 17, "align_facts") is None
-    rates.add("judge", 17, "align_facts", Work(1, 10), 1.0)
+    rates.add("judge", 17, {"align_facts": (Work(1, 10), 1.0)})
     assert rates.get("judge", 17, "align_facts").seconds == 1.0
 
 
@@ -123,7 +123,7 @@ def test_the_estimate_before_a_send_is_the_time_it_then_takes_at_the_measured_ra
 
 def test_nothing_is_said_of_a_short_send_and_an_estimate_is_kept_without_a_listener(tmp_path):
     rates = EngineRates(tmp_path, machine="m")
-    rates.add("judge", 17, "t", Work(1, 100), 1.0)  # 100 characters a second
+    rates.add("judge", 17, {"t": (Work(1, 100), 1.0)})  # 100 characters a second
     said: list[str] = []
     Pace(rates, "judge", 17, said.append).before("short", planned("x" * 2000))  # 20 s
     unheard = Pace(rates, "judge", 17, None)

@@ -92,8 +92,8 @@ class Pace:
         self._last_sent = prompt_text(batch[-1])
         total = sum(w.characters for w in work.values()) or 1
         if self.rates is not None and seconds > 0:
-            for task, part in work.items():
-                self.rates.add(self.judge, self.method_version, task, part, seconds * part.characters / total)
+            self.rates.add(self.judge, self.method_version,
+                           {task: (part, seconds * part.characters / total) for task, part in work.items()})
         if self._unmeasured is None or self.rates is None:
             return
         label, owed = self._unmeasured

@@ -33,10 +33,8 @@ class Rate:
     seconds: float
 
     def seconds_for(self, work: Work) -> float:
-        """Engine seconds for `work` at this rate: by new prompt characters, by requests where none were measured."""
-        if self.work.characters:
-            return self.seconds * work.characters / self.work.characters
-        return self.seconds * work.requests / max(self.work.requests, 1)
+        """Engine seconds for `work` at this rate, by new prompt characters."""
+        return self.seconds * work.characters / max(self.work.characters, 1)
 
 
 def this_machine() -> str:
@@ -68,17 +66,19 @@ class EngineRates:
             return None
         return Rate(Work(entry["requests"], entry["characters"]), entry["seconds"])
 
-    def add(self, judge: str, method_version: int, task: str, work: Work, seconds: float) -> None:
-        """Add one engine call's measurement to the rate (every call measured on this machine counts alike)."""
+    def add(self, judge: str, method_version: int, measured: dict[str, tuple[Work, float]]) -> None:
+        """Add one engine call's measurement of each task it computed (work, seconds) to the task's rate, in one write
+        (every call measured on this machine counts alike)."""
         if not self.path.parent.is_dir():
             return  # a store not created yet has nowhere to keep rates; the next run measures again
         rates = self._read()
-        key = self._key(judge, method_version, task)
-        old = rates.get(key, {})
-        rates[key] = {"requests": old.get("requests", 0) + work.requests,
-                      "characters": old.get("characters", 0) + work.characters,
-                      "seconds": round(old.get("seconds", 0.0) + seconds, 3),
-                      "updated": datetime.now(UTC).isoformat(timespec="seconds")}
+        updated = datetime.now(UTC).isoformat(timespec="seconds")
+        for task, (work, seconds) in measured.items():
+            key = self._key(judge, method_version, task)
+            old = rates.get(key, {})
+            rates[key] = {"requests": old.get("requests", 0) + work.requests,
+                          "characters": old.get("characters", 0) + work.characters,
+                          "seconds": round(old.get("seconds", 0.0) + seconds, 3), "updated": updated}
         temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
         temporary.write_text(json.dumps(rates, indent=1, sort_keys=True), encoding="utf-8")
         temporary.replace(self.path)  # whole or not at all: a reader never sees half a file
