@@ -174,6 +174,7 @@ def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy | N
     tally = (proxy.tally(label) if proxy else Tally()).as_dict()
     if scores.counted is not None:  # no HTTP to count: the run's own records
         tally.update(calls=scores.counted["requests"], prompt_tokens=scores.counted["prompt_tokens"],
+                     cached_prompt_tokens=scores.counted["cached_prompt_tokens"],
                      completion_tokens=scores.counted["completion_tokens"])
     n = sum(len(d["summaries"]) for d in documents)
     where, key, _ = FAITHFULNESS.get(base_tool(tool), ("", None, ""))
@@ -184,7 +185,8 @@ def measure(tool: str, documents: list[dict[str, Any]], proxy: CountingProxy | N
             "s_per_summary": round(seconds / n, 2), "calls_per_summary": round(tally["calls"] / n, 2), **tally,
             "tool_failures": dict(scores.failures), "scored": sum(v is not None for v in scores.scores.values()),
             "note": scores.note, "scores": [[d, s, v] for (d, s), v in scores.scores.items()],
-            "faithfulness": [[d, s, v] for (d, s), v in faithful.items()]}
+            "faithfulness": [[d, s, v] for (d, s), v in faithful.items()],
+            **({"stages": scores.stages} if scores.stages else {})}
 
 
 def combined(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -195,6 +197,11 @@ def combined(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {k: first[k] for k in ("tool", "setting", "dataset", "model", "note")}
     out.update({k: sum(r[k] for r in rows) for k in ("summaries", "wall_s", "calls", "prompt_tokens",
                                                     "completion_tokens", "scored")})
+    if all("cached_prompt_tokens" in r for r in rows):  # rows kept before it was counted have none
+        out["cached_prompt_tokens"] = sum(r["cached_prompt_tokens"] for r in rows)
+    if all("stages" in r for r in rows):
+        out["stages"] = {stage: {k: sum(r["stages"][stage][k] for r in rows) for k in first["stages"][stage]}
+                         for stage in first["stages"]}
     n = out["summaries"] or 1
     out.update(doc_ids=[d for r in rows for d in r["doc_ids"]], s_per_summary=round(out["wall_s"] / n, 2),
                calls_per_summary=round(out["calls"] / n, 2),
@@ -256,13 +263,33 @@ def _spearman(table: list[dict[str, Any]], level: str, aggregation: str | None =
     return "-"
 
 
+def _engine_rates(rows: list[dict[str, Any]]) -> list[str]:
+    """The in-process rows' engine time per stage: extraction's generated tokens per second, the judgments' computed
+    prompt tokens per second (readings generate nothing)."""
+    staged = [r for r in rows if "stages" in r]
+    if not staged:
+        return []
+    lines = ["", "The judge in process, per stage (engine seconds from the run's store):", "",
+             "| tool | summaries per document | extraction: engine s, generated tokens, tokens/s | judgments: engine s, "
+             "computed prompt tokens, tokens/s, generated tokens |", "| --- | --- | --- | --- |"]
+    for r in sorted(staged, key=lambda r: (r["tool"], r["setting"])):
+        ex, ju = r["stages"]["extraction"], r["stages"]["judgments"]
+        computed = ju["prompt_tokens"] - ju["cached_prompt_tokens"]
+        generated_rate = ex["completion_tokens"] / ex["engine_s"] if ex["engine_s"] else 0
+        computed_rate = computed / ju["engine_s"] if ju["engine_s"] else 0
+        lines.append(f"| {r['tool']} | {r['setting']} | {ex['engine_s']}, {ex['completion_tokens']:,}, "
+                     f"{generated_rate:.1f} | {ju['engine_s']}, {computed:,}, {computed_rate:.1f}, "
+                     f"{ju['completion_tokens']:,} |")
+    return lines
+
+
 def markdown(result: dict[str, Any]) -> str:
     settings = result["settings"]
     machine = result["machine"]
     per_setting = " / ".join(map(str, settings))
     lines = [f"# Peers on one judge server ({result['model']}; {machine.get('cores')} cores, {machine.get('model')})", "",
              f"`{result['command']}`", "",
-             f"| tool | calls per summary | prompt / output tokens per summary | s per summary at {per_setting} "
+             f"| tool | calls per summary | prompt (computed) / output tokens per summary | s per summary at {per_setting} "
              f"summaries per document | documents measured at {per_setting} | failures (tool's own; failed calls) | "
              "Spearman with LitePyramid recall: summary level pooled / per-document mean / system level (each system's "
              "mean over its own summaries) |",
@@ -277,9 +304,11 @@ def markdown(result: dict[str, Any]) -> str:
         failures = sum(sum(r.get("tool_failures", {}).values()) for r in rows.values())
         failed_calls = sum(sum(r.get("failures", {}).values()) for r in rows.values())
         table = result["agreement"].get(tool, [])
+        prompt = largest.get("prompt_tokens", 0)
+        computed = f" ({(prompt - largest['cached_prompt_tokens']) / n:.0f})" if "cached_prompt_tokens" in largest else ""
         lines.append(
             f"| {tool} | {largest.get('calls_per_summary', '-')} | "
-            f"{largest.get('prompt_tokens', 0) / n:.0f} / {largest.get('completion_tokens', 0) / n:.0f} | "
+            f"{prompt / n:.0f}{computed} / {largest.get('completion_tokens', 0) / n:.0f} | "
             + " / ".join(str(rows[s]["s_per_summary"]) if s in rows else "-" for s in settings) + " | "
             + " / ".join(str(len(rows[s]["doc_ids"])) if s in rows else "0" for s in settings)
             + f" | {failures}; {failed_calls} | {_spearman(table, 'summary', POOLED)} / "
@@ -288,7 +317,9 @@ def markdown(result: dict[str, Any]) -> str:
               "Calls and tokens per summary: at the largest setting measured; agreement: on each document, the scores "
               "of the largest setting measured on it (" + "; ".join(
                   f"{t} {a['documents']} documents at {'/'.join(map(str, a['settings']))}"
-                  for t, a in result["agreement_over"].items()) + "); intervals resample documents."]
+                  for t, a in result["agreement_over"].items()) + "); intervals resample documents. Computed prompt "
+              "tokens: those the engine's prefix cache (or llama.cpp's shared prompt parts) did not serve."]
+    lines += _engine_rates(result["rows"])
     frank = [r for r in result["rows"] if r["dataset"] == "frank"]
     if frank:
         lines += ["", f"FRANK ({result['frank_documents']} documents, test half): each tool's faithfulness score "
@@ -400,7 +431,8 @@ def main() -> None:
         "agreement_over": {t: {k: a[k] for k in ("documents", "settings")} for t, a in over.items()},
         "frank_documents": args.frank,
         "ratios": ratios_at(kept),
-        "ratios_by_version": {t: ratios_at(kept, ours_tool=t) for t in shown if t.startswith("scaffold_local@")},
+        "ratios_by_version": {t: ratios_at(kept, ours_tool=t) for t in shown
+                              if base_tool(t) in ("scaffold_local", "scaffold_local_engine") and "@" in t},
     }
     result["frank_agreement"] = {r["tool"]: frank_agreement(r, frank) for r in result["rows"]
                                  if r["dataset"] == "frank" and "faithfulness" in r}

@@ -44,7 +44,8 @@ class Handler(BaseHTTPRequestHandler):
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
         content = json.dumps(minimal_instance(schema)) if schema else peer_answer(body["messages"][-1]["content"])
         usage = {"prompt_tokens": _tokens("".join(m["content"] for m in body["messages"])),
-                 "completion_tokens": _tokens(content)}
+                 "completion_tokens": _tokens(content),  # a prefix cache that served all but the last message:
+                 "prompt_tokens_details": {"cached_tokens": _tokens("".join(m["content"] for m in body["messages"][:-1]))}}
         reply = {"choices": [{"message": {"content": content}, "finish_reason": "stop"}], "usage": usage}
         send_reply(self, 200, "application/json", json.dumps(reply).encode())
 
@@ -79,6 +80,7 @@ def test_the_proxy_counts_what_a_run_sent_and_received(small_input, tmp_path):
             assert tally.calls == len(records) > 0  # one call per record: nothing failed, nothing retried
             assert tally.prompt_tokens == sum(r["usage"]["prompt_tokens"] for r in records)
             assert tally.completion_tokens == sum(r["usage"]["completion_tokens"] for r in records)
+            assert 0 < tally.cached_prompt_tokens == sum(r["usage"]["cached_prompt_tokens"] for r in records)
             assert dict(tally.shapes) == {"json_schema": len(records)} and not tally.failures
 
             plain = {"model": "judge", "messages": [{"role": "user", "content": "Is it faithful?"}]}
@@ -136,7 +138,11 @@ def test_the_in_process_row_counts_from_its_run_records_what_the_wire_carried(tm
             tally = proxy.tally("engine")
             assert tally.calls > 0
             assert scores.counted == {"requests": tally.calls, "prompt_tokens": tally.prompt_tokens,
+                                      "cached_prompt_tokens": tally.cached_prompt_tokens,
                                       "completion_tokens": tally.completion_tokens}
+            assert scores.stages is not None  # the same counts per stage, each with the engine seconds of its tasks
+            assert {k: sum(stage[k] for stage in scores.stages.values()) for k in scores.counted} == scores.counted
+            assert scores.stages["extraction"]["requests"] == 3 and scores.stages["extraction"]["engine_s"] >= 0
             assert set(scores.scores) == {("d", "a"), ("d", "b")} and not scores.failures
     finally:
         server.shutdown()
@@ -232,6 +238,10 @@ def test_the_in_process_row_alone_starts_no_server(tmp_path, monkeypatch):
     [row] = json.loads(out.with_suffix(".json").read_text())["rows"]
     assert (row["tool"], row["model"], row["summaries"]) == ("scaffold_local_engine", "responder", 1)
     assert row["calls"] > 0 and row["prompt_tokens"] > 0 and row["scored"] == 1
+    extraction = row["stages"]["extraction"]
+    table = out.with_suffix(".md").read_text()
+    assert (f"| scaffold_local_engine | 1 | {extraction['engine_s']}, {extraction['completion_tokens']:,}, "
+            in table)  # the per-stage table: extraction's engine seconds and generated tokens
 
 
 def test_a_correlation_over_one_document_is_shown_without_an_interval():

@@ -1,10 +1,11 @@
 """A counting proxy in front of one OpenAI-compatible judge server.
 
 Each tool is pointed at its own path, `http://127.0.0.1:<port>/<tool>/v1`, which the proxy forwards
-to the server's `/v1` unchanged; per tool it counts calls, the prompt and completion tokens the
-server reports (`usage`), seconds spent waiting, the request shapes the tool sends (structured
-outputs or not) and every failed call by kind ("http 400", "timeout", "connection"). The tools'
-own accounting is never trusted: every peer is counted here, the same way.
+to the server's `/v1` unchanged; per tool it counts calls, the prompt tokens (and of them those its
+prefix cache served) and completion tokens the server reports (`usage`), seconds spent waiting, the
+request shapes the tool sends (structured outputs or not) and every failed call by kind ("http 400",
+"timeout", "connection"). The tools' own accounting is never trusted: every peer is counted here, the
+same way.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import httpx
 class Tally:
     calls: int = 0
     prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0  # of prompt_tokens, those the server's prefix cache served (where it says)
     completion_tokens: int = 0
     seconds: float = 0.0  # summed over calls (calls may overlap)
     failures: Counter[str] = field(default_factory=Counter)
@@ -98,6 +100,7 @@ class CountingProxy:
             tally.shapes[request_shape(body)] += 1
             tally.prompt_tokens += int(usage.get("prompt_tokens") or 0)
             tally.completion_tokens += int(usage.get("completion_tokens") or 0)
+            tally.cached_prompt_tokens += int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
             if failure is None and status is not None and status >= 400:
                 failure = f"http {status}"
             if failure is not None:

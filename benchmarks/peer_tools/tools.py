@@ -39,6 +39,7 @@ class ToolScores:
     failures: Counter[str] = field(default_factory=Counter)  # the tool's own: unparsable outputs, crashes
     note: str = ""
     counted: dict[str, int] | None = None  # calls and tokens from the tool's own records, where no proxy sees them
+    stages: dict[str, dict[str, float]] | None = None  # with `counted`: per stage, its tokens and engine seconds
 
 
 Tool = Callable[[list[dict[str, Any]], str, str], ToolScores]  # (documents, base URL, model) -> scores
@@ -81,9 +82,7 @@ def _score_with_package(documents: list[dict[str, Any]], config_in: Callable[[Pa
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         outcome = Pipeline(ModelConfig.load(config_in(work)), work / "store", method=method).score(load_input(path))
         if count_from_records:
-            stages = outcome.usage.extraction, outcome.usage.judgments
-            out.counted = {key: sum(getattr(stage, key) for stage in stages)
-                           for key in ("requests", "prompt_tokens", "completion_tokens")}
+            out.counted, out.stages = _counted(outcome.usage, work / "store")
         for s in outcome.summaries:
             out.scores[(s.doc_id, s.system)] = s.values.get("fc")
             out.extra[(s.doc_id, s.system)] = {"fps": s.values.get("fps"), "f": s.values.get("f")}
@@ -91,6 +90,22 @@ def _score_with_package(documents: list[dict[str, Any]], config_in: Callable[[Pa
         if outcome.failed_summaries:
             out.failures["summary not judged"] += len(outcome.failed_summaries)
     return out
+
+
+def _counted(usage: Any, store: Path) -> tuple[dict[str, int], dict[str, dict[str, float]]]:
+    """A run's calls and tokens from its records, and per stage (extraction, judgments) its tokens and the engine
+    seconds the store's rates measured for its tasks (extraction's tasks are the `extract_*` ones)."""
+    from scaffold_local.data.store.rates import RATES_FILE
+
+    keys = ("requests", "prompt_tokens", "cached_prompt_tokens", "completion_tokens")
+    stages = {"extraction": usage.extraction, "judgments": usage.judgments}
+    rates = json.loads((store / RATES_FILE).read_text(encoding="utf-8")) if (store / RATES_FILE).is_file() else {}
+    seconds = {"extraction": 0.0, "judgments": 0.0}
+    for key, rate in rates.items():  # "<machine> | <judge> | method version N | <task>"
+        seconds["extraction" if key.rsplit(" | ", 1)[-1].startswith("extract_") else "judgments"] += rate["seconds"]
+    per_stage = {name: {**{k: getattr(stage, k) or 0 for k in keys}, "engine_s": round(seconds[name], 1)}
+                 for name, stage in stages.items()}
+    return {k: sum(int(stage[k]) for stage in per_stage.values()) for k in keys}, per_stage
 
 
 # ---------------------------------------------------------------- hand-rolled peers: one chat call, JSON out
