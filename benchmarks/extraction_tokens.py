@@ -22,9 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: `benchmarks` importable
 
 from scaffold_local.backends.embedded import locate_gguf  # noqa: E402
-from scaffold_local.method import method_version  # noqa: E402
-from scaffold_local.method.schemas import SchemaLimits  # noqa: E402
-from scaffold_local.method.views import views_of  # noqa: E402
+from scaffold_local.method import SchemaLimits, method_version, views_of  # noqa: E402
 from scaffold_local.runs import ModelConfig  # noqa: E402
 
 # The shortest word for each key the extraction schemas hold that is longer than one token in its JSON context.

@@ -95,11 +95,12 @@ def _score_with_package(documents: list[dict[str, Any]], config_in: Callable[[Pa
 def _counted(usage: Any, store: Path) -> tuple[dict[str, int], dict[str, dict[str, float]]]:
     """A run's calls and tokens from its records, and per stage (extraction, judgments) its tokens and the engine
     seconds the store's rates measured for its tasks (extraction's tasks are the `extract_*` ones)."""
-    from scaffold_local.data.store.rates import RATES_FILE
+    from scaffold_local.data import EngineRates
 
     keys = ("requests", "prompt_tokens", "cached_prompt_tokens", "completion_tokens")
     stages = {"extraction": usage.extraction, "judgments": usage.judgments}
-    rates = json.loads((store / RATES_FILE).read_text(encoding="utf-8")) if (store / RATES_FILE).is_file() else {}
+    path = EngineRates(store).path
+    rates = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     seconds = {"extraction": 0.0, "judgments": 0.0}
     for key, rate in rates.items():  # "<machine> | <judge> | method version N | <task>"
         seconds["extraction" if key.rsplit(" | ", 1)[-1].startswith("extract_") else "judgments"] += rate["seconds"]

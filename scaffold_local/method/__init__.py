@@ -9,9 +9,10 @@ from .scaffold import Scaffold
 from .schemas import SchemaLimits, json_schema
 from .text import overlap, sha256_text, split_sentences
 from .versions import DEFAULT_METHOD_VERSION, METHOD_VERSIONS, MethodVersion, method_version
+from .views import views_of
 
 __all__ = [
     "DEFAULT_METHOD_VERSION", "METHOD_VERSIONS", "METRICS", "MethodVersion", "Scaffold", "SchemaLimits",
     "SummaryScores", "SystemScores", "json_schema", "method_version", "overlap", "rouge_l", "score_summary",
-    "sha256_text", "split_sentences", "system_means", "union_scaffold",
+    "sha256_text", "split_sentences", "system_means", "union_scaffold", "views_of",
 ]
