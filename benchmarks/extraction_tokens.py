@@ -15,6 +15,7 @@ import argparse
 import json
 import shlex
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ WRITTEN_AS = {"fact": "text", "attribute": "text"}
 TEXT_KEYS = {"fact", "question", "expected_answer", "provenance", "name", "attribute"}
 
 
+@cache
 def extraction_keys(view: str) -> tuple[str, list[str], dict[str, list[str]]]:
     """A view's extraction output: its list key, the keys of one item, and the keys of nested item lists."""
     schema = views_of(method_version())[view].extraction_model(SchemaLimits(), method_version()).model_json_schema()

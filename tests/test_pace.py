@@ -50,6 +50,7 @@ def test_rates_add_up_per_machine_judge_version_and_task(tmp_path):
     assert there.get("judge", 17, "align_facts") is None  # another machine measures its own
     assert here.get("judge", 16, "align_facts") is None and here.get("judge", 17, "extract_facts") is None
     assert here.get("other judge", 17, "align_facts") is None
+    assert here.by_task("judge", 17) == {"align_facts": here.get("judge", 17, "align_facts")}  # one judge's, by task
 
 
 def test_a_store_not_created_yet_keeps_no_rate_and_an_unreadable_file_is_measured_again(tmp_path):

@@ -72,6 +72,7 @@ def scaffold_local_engine(documents: list[dict[str, Any]], judge_config: str, me
 def _score_with_package(documents: list[dict[str, Any]], config_in: Callable[[Path], str],
                         count_from_records: bool = False, method: int | None = None) -> ToolScores:
     from scaffold_local import ModelConfig, Pipeline, load_input
+    from scaffold_local.data import EngineRates
 
     out = ToolScores()
     with tempfile.TemporaryDirectory(prefix="peers-") as folder:
@@ -80,9 +81,11 @@ def _score_with_package(documents: list[dict[str, Any]], config_in: Callable[[Pa
                 for d in documents for s in d["summaries"]]
         path = work / "input.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-        outcome = Pipeline(ModelConfig.load(config_in(work)), work / "store", method=method).score(load_input(path))
+        pipeline = Pipeline(ModelConfig.load(config_in(work)), work / "store", method=method)
+        outcome = pipeline.score(load_input(path))
         if count_from_records:
-            out.counted, out.stages = _counted(outcome.usage, work / "store")
+            rates = EngineRates(work / "store").by_task(pipeline.config.name, pipeline.method.number)
+            out.counted, out.stages = _counted(outcome.usage, rates)
         for s in outcome.summaries:
             out.scores[(s.doc_id, s.system)] = s.values.get("fc")
             out.extra[(s.doc_id, s.system)] = {"fps": s.values.get("fps"), "f": s.values.get("f")}
@@ -92,18 +95,14 @@ def _score_with_package(documents: list[dict[str, Any]], config_in: Callable[[Pa
     return out
 
 
-def _counted(usage: Any, store: Path) -> tuple[dict[str, int], dict[str, dict[str, float]]]:
+def _counted(usage: Any, rates: dict[str, Any]) -> tuple[dict[str, int], dict[str, dict[str, float]]]:
     """A run's calls and tokens from its records, and per stage (extraction, judgments) its tokens and the engine
-    seconds the store's rates measured for its tasks (extraction's tasks are the `extract_*` ones)."""
-    from scaffold_local.data import EngineRates
-
+    seconds its store measured for the stage's tasks (`rates`, by task; extraction's tasks are the `extract_*` ones)."""
     keys = ("requests", "prompt_tokens", "cached_prompt_tokens", "completion_tokens")
-    stages = {"extraction": usage.extraction, "judgments": usage.judgments}
-    path = EngineRates(store).path
-    rates = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     seconds = {"extraction": 0.0, "judgments": 0.0}
-    for key, rate in rates.items():  # "<machine> | <judge> | method version N | <task>"
-        seconds["extraction" if key.rsplit(" | ", 1)[-1].startswith("extract_") else "judgments"] += rate["seconds"]
+    for task, rate in rates.items():
+        seconds["extraction" if task.startswith("extract_") else "judgments"] += rate.seconds
+    stages = {"extraction": usage.extraction, "judgments": usage.judgments}
     per_stage = {name: {**{k: getattr(stage, k) or 0 for k in keys}, "engine_s": round(seconds[name], 1)}
                  for name, stage in stages.items()}
     return {k: sum(int(stage[k]) for stage in per_stage.values()) for k in keys}, per_stage

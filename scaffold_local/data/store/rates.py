@@ -66,6 +66,12 @@ class EngineRates:
             return None
         return Rate(Work(entry["requests"], entry["characters"]), entry["seconds"])
 
+    def by_task(self, judge: str, method_version: int) -> dict[str, Rate]:
+        """Every task's rate measured on this machine for one judge and method version."""
+        prefix = self._key(judge, method_version, "")
+        return {key[len(prefix):]: Rate(Work(entry["requests"], entry["characters"]), entry["seconds"])
+                for key, entry in self._read().items() if key.startswith(prefix)}
+
     def add(self, judge: str, method_version: int, measured: dict[str, tuple[Work, float]]) -> None:
         """Add one engine call's measurement of each task it computed (work, seconds) to the task's rate, in one write
         (every call measured on this machine counts alike)."""
