@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: `benchmarks` importable
 
 from benchmarks.method_agreement import fresh_documents  # noqa: E402
-from scaffold_local.metaeval import OWN_SUMMARIES, PER_DOCUMENT, POOLED, end_to_end  # noqa: E402
+from scaffold_local.metaeval import OWN_SUMMARIES, PER_DOCUMENT, POOLED, end_to_end, load  # noqa: E402
 from scaffold_local.runs import (  # noqa: E402
     DEFAULT_MODEL,
     ModelConfig,
@@ -62,9 +62,12 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=Path("/tmp/end-to-end-store"))
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "end_to_end_cpu")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--split", choices=("dev", "test"), default="test",
+                        help="test: the fresh test documents above; dev: REALSumm's dev half, where choices are made")
     a = parser.parse_args()
-    fresh = fresh_documents(a.data, a.per_document)
-    docs = random.Random(a.seed).sample(fresh, min(a.documents, len(fresh)))
+    pool = (fresh_documents(a.data, a.per_document) if a.split == "test"
+            else load(a.data, "realsumm", split="dev", per_document=a.per_document))
+    docs = random.Random(a.seed).sample(pool, min(a.documents, len(pool)))
     pipeline = Pipeline(ModelConfig.load(a.model), a.store, method=a.method_version)
     started = time.perf_counter()
     try:
@@ -84,7 +87,7 @@ def main() -> None:
                "rows": rows, "notes": result.summary[-1]}
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
-    lines = [f"# End to end on REALSumm: {a.model} (method version {pipeline.method.number}), {len(docs)} test documents "
+    lines = [f"# End to end on REALSumm: {a.model} (method version {pipeline.method.number}), {len(docs)} {a.split} documents "
              f"x {a.per_document} summaries", "", f"`{summary['command']}`", "",
              "Spearman with people's LitePyramid recall; 95% intervals resample documents.", "",
              "| scorer | summary level, pooled | summary level, mean per document | system level (each system's own "
