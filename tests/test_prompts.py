@@ -11,6 +11,7 @@ import pytest
 from scaffold_local.data.inputs import Candidate, Document
 from scaffold_local.judging.config import ModelConfig
 from scaffold_local.judging.judge import Judge
+from scaffold_local.judging.main_points import main_requests
 from scaffold_local.judging.prompts import load_prompts
 from scaffold_local.method.scaffold import Scaffold
 from scaffold_local.method.text import sha256_text
@@ -43,6 +44,8 @@ def _render_all(version: int) -> str:
     document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
     candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant. It hired 200 people.")
     planned = judge.extraction_requests(document) + judge.plan(SCAFFOLD, document, candidate)
+    if judge.method.reads_main:
+        planned += main_requests(judge, SCAFFOLD, document)
     blocks = []
     for p in planned:
         shape = f"max_tokens={p.request.sampling.max_tokens}"
@@ -192,6 +195,16 @@ def test_rendered_prompt_snapshot_v9():
     v6 = _render_all(6).split("=====")
     v9 = _render_all(9).split("=====")
     assert [b for b in v9 if "direct_score" not in b] == [b for b in v6 if "direct_score" not in b]
+
+
+def test_rendered_prompt_snapshot_v19():
+    """Version 17's requests with every summary quoted (between <summary> tags, a sentence saying it instructs no
+    one), questions and claims asked yes / no on the document's own answer and claim, each read item's prior (the
+    same reading of an empty summary) and each fact's and question's importance."""
+    assert_snapshot("rendered_prompts.v19.txt", _render_all(19))
+    rendered = _render_all(19)
+    assert rendered.count("<summary>\n[1] Alpha Corp opened a plant.\n[2] It hired 200 people.\n</summary>") == 6
+    assert rendered.count("(the summary is empty)") == 4  # the priors of F1, F2, Q1 and E1.A1
 
 
 @pytest.mark.parametrize("version", [v for v in METHOD_VERSIONS if v >= 7])

@@ -49,12 +49,12 @@ from pydantic import Field
 from ..method import holistic_pairwise
 from ..method.text import overlap
 from ..method.versions import NO_ERROR
-from ..method.views import VIEW_SPECS, judgment_kind, verdict_field
+from ..method.views import VIEW_SPECS, judgment_kind, labelling, verdict_field
 from ..records import Message
 from .base import BaseBackend, EngineOptions, context_overflow, validate_json
 from .protocol import EngineConfig, Request, Result, TokenAlternatives, Usage
 from .responder_reading import cited_verdict, sentence_category
-from .responder_rules import direct_score_grades, pair_preference, task_rules, view_rules
+from .responder_rules import direct_score_grades, p_main, pair_preference, task_rules, view_rules
 
 CHARS_PER_TOKEN = 4
 _EVIDENCE_OPENERS = ('"sentence_ids":[', '"ids":[')
@@ -168,17 +168,18 @@ def _reading(ctx: dict[str, Any]) -> dict[str, float]:
     if ctx["task"] == holistic_pairwise.TASK:  # the answers are the tokens: A, B, tie
         preference = pair_preference(ctx["document"], ctx["first"], ctx["second"])
         return {answer: math.log(probability) for answer, probability in preference.items()} | {' "': math.log(0.01)}
+    if ctx["task"] == labelling.MAIN_TASK:
+        yes = p_main(ctx)
+        return {"Yes": math.log(yes), "No": math.log(1 - yes), "The": math.log(0.01)}
     reading, task, sentences = ctx["reading"], ctx["task"], ctx["sentences"]
     key, after = reading["key"], reading["after"]
-    view = judgment_kind(task) or ""
+    view = judgment_kind(task.split(":", 1)[-1]) or ""  # a prior reading ("prior:align_facts") reads as its view's
     spec, rules = VIEW_SPECS.get(view), view_rules(view)
     p: dict[str, float]
     if spec is not None and spec.reading is not None and key == spec.reading.field:
         p = _yes(rules.p_true(ctx["item"], sentences) if rules is not None and rules.p_true is not None else 0.5)
     elif key == "supported":
         p = _yes(1 / (1 + math.exp(-12 * (overlap(sentences[ctx["check"] - 1], ctx["document"]) - 0.8))))
-        if reading["answers"] == ["yes", "no"]:  # a plain question: answered the way chat models begin, capitalised
-            return {"Yes": math.log(p["true"]), "No": math.log(p["false"]), "The": math.log(0.01)}
     elif key == "sentence_ids":
         text = ctx["item"].get("text") or ctx["item"].get("expected_answer", "")
         best = max(range(len(sentences)), key=lambda i: overlap(text, sentences[i]))
@@ -189,6 +190,8 @@ def _reading(ctx: dict[str, Any]) -> dict[str, float]:
     else:  # a direct-score axis
         grade = direct_score_grades(ctx, {"properties": {key: {}}})[key]
         p = {str(grade): 0.8, str(grade - 1 if grade > 1 else grade + 1): 0.2}
+    if reading["answers"] == ["yes", "no"]:  # a plain question: answered the way chat models begin, capitalised
+        return {"Yes": math.log(p["true"]), "No": math.log(p["false"]), "The": math.log(0.01)}
     top: dict[str, float] = {}
     if after and not any(answer.startswith(after) for answer in p):  # a continuation no answer needs
         p = {after: 0.5, f"{after}0": 0.5}

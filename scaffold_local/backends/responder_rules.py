@@ -161,6 +161,16 @@ def direct_score_grades(ctx: dict[str, Any], schema: dict[str, Any]) -> dict[str
     return {key: grades[key] for key in schema["properties"]}  # in the schema's order, as a grammar would
 
 
+def p_main(context: dict[str, Any]) -> float:
+    """Method version 19's importance reading: 0.9 where the item's best-overlapping document sentence is one the
+    extraction rule labels a main point, else 0.2."""
+    item = context["item"]
+    text = item.get("text") or item["expected_answer"]
+    facts = document_facts(context["document"])
+    label = max(facts, key=lambda fact: overlap(text, fact[0]))[1] if facts else "other"
+    return 0.9 if label == "main point" else 0.2
+
+
 def labels(context: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     """Chunked mode's labels: an item labelled "other" in its part stays so;
     of the rest, the first two items of each kind (F, Q, E: the id's letter) in the list are main

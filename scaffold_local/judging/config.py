@@ -18,7 +18,7 @@ from ..method.versions import method_version
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-llama-cpp"  # the CPU judge; SmolLM2-135M by name, for fast tests
 # The kinds of judgment a threshold may apply to: each view's verdicts and the sentence check's.
-THRESHOLD_KINDS = ("facts", "questions", "entities", "faithfulness")
+THRESHOLD_KINDS = ("facts", "questions", "entities", "faithfulness", "main")
 
 
 def resource_dir(name: str) -> Path:

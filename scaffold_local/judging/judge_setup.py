@@ -47,12 +47,13 @@ class JudgeSetup:
         return None if self.method.reads_verdicts else self.thresholds.get("facts")
 
     def template(self, task: str) -> PromptTemplate:
-        """The prompt of a task: the method version's, or (chunked mode's labelling pass, which no
-        version's prompt set holds) the newest of its own. "<purpose>:<task>" (a justification asked for on
-        demand, explain.py) is written on <task>'s prompt."""
+        """The prompt of a task: the method version's, or (chunked mode's labelling pass, the holistic pairwise
+        baseline: tasks outside every version's prompt set) the newest of its own up to the version, so that a later
+        template of such a task never changes an earlier version's requests. "<purpose>:<task>" (a justification
+        asked for on demand, explain.py) is written on <task>'s prompt."""
         task = task.split(":", 1)[-1]
         if task not in self.prompts:
-            self.prompts = {**self.prompts, **load_prompts(tasks=(task,))}
+            self.prompts = {**self.prompts, **load_prompts(tasks=(task,), version=self.method.number)}
         return self.prompts[task]
 
     def sentences(self, summary: str, language: str | None = None) -> list[str]:

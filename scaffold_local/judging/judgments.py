@@ -15,19 +15,28 @@ from ..method.views import sentences as sentence_check
 from ..records import Record
 from .judge_setup import JudgeSetup
 from .planned import PlannedRequest
+from .prior_free import prior_kind, with_priors
 from .read_verdicts import SUPPORTED, citation_failed, cited, grades
 from .verdicts import join_records
 
 
-def by_kind(planned: Sequence[PlannedRequest], records: Mapping[str, Record]) -> dict[str, Record]:
+def by_kind(planned: Sequence[PlannedRequest], records: Mapping[str, Record], raw: bool = False) -> dict[str, Record]:
     """One summary's records by judgment kind (a view, "faithfulness", "direct_score"): where a
-    kind was asked one item per request, its records joined into one (see `join_records`)."""
-    grouped: dict[str, list[Record]] = {}
+    kind was asked one item per request, its records joined into one (see `join_records`); a view read against
+    its items' priors corrected by them (prior_free.py), unless `raw` (what the judge read, for its study)."""
+    grouped: dict[str | None, list[Record]] = {}
+    priors: dict[str | None, list[Record]] = {}
+    asked: Counter[str | None] = Counter()
+    asked_priors: Counter[str | None] = Counter()
     for p in planned:
+        prior = prior_kind(p.task)
+        kind = prior or judgment_kind(p.task)
+        (asked_priors if prior else asked)[kind] += 1
         if p.cache_key in records:
-            grouped.setdefault(judgment_kind(p.task), []).append(records[p.cache_key])  # type: ignore[arg-type]
-    asked = Counter(judgment_kind(p.task) for p in planned)
-    return {kind: join_records(found) for kind, found in grouped.items() if len(found) == asked[kind]}
+            (priors if prior else grouped).setdefault(kind, []).append(records[p.cache_key])
+    joined = {kind: join_records(found) for kind, found in grouped.items()
+              if kind is not None and len(found) == asked[kind] and len(priors.get(kind, [])) == asked_priors[kind]}
+    return joined if raw else with_priors(joined, {kind: priors[kind] for kind in joined if kind in priors})
 
 
 def view_verdicts(judge: JudgeSetup, view: str, record: Record, weighted: bool = False,

@@ -32,16 +32,19 @@ class PlannedRequest:
 
 
 def read_together(planned: Sequence[PlannedRequest], fingerprint: str) -> list[PlannedRequest]:
-    """The readings among `planned` marked to be computed together: each names the group (a digest of every member's
-    cache key, so a stored result is reused only for the same group) and is keyed with it."""
-    readings = sorted(p.cache_key for p in planned if p.reading is not None)
-    if len(readings) < 2:
-        return list(planned)
-    group = hashlib.sha256("\n".join(readings).encode()).hexdigest()[:32]
-    out = []
+    """The readings among `planned` marked to be computed together, one group per owner (a summary's readings; a
+    document's prior readings, which no summary owns): each names its group (a digest of every member's cache key, so
+    a stored result is reused only for the same group) and is keyed with it."""
+    owners: dict[str | None, list[str]] = {}
     for p in planned:
         if p.reading is not None:
-            request = p.request.model_copy(update={"together": group})
+            owners.setdefault(p.system, []).append(p.cache_key)
+    groups = {owner: hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:32]
+              for owner, keys in owners.items() if len(keys) >= 2}
+    out = []
+    for p in planned:
+        if p.reading is not None and p.system in groups:
+            request = p.request.model_copy(update={"together": groups[p.system]})
             p = dataclasses.replace(p, request=request, cache_key=request.cache_key(fingerprint, schema_text(p.model)))
         out.append(p)
     return out

@@ -108,10 +108,21 @@ def _compiled(source: str, bases: tuple[tuple[str, str], ...] = ()) -> jinja2.Te
 def _environment(bases: tuple[tuple[str, str], ...] = ()) -> jinja2.Environment:
     # StrictUndefined: a missing variable is an error, never an empty string in a prompt. The loader holds
     # only the templates a template extends, read when it was loaded (so its hash covers them).
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, autoescape=False,
         loader=jinja2.DictLoader(dict(bases)),
     )
+    environment.filters["quoted"] = quoted
+    return environment
+
+
+_SUMMARY_TAG = re.compile(r"<(/?)(\s*summary\s*)>", re.IGNORECASE)
+
+
+def quoted(text: str) -> str:
+    """A summary's text inside `<summary>` ... `</summary>` (method version 19): a tag of its own is defanged (`</
+    summary>`), so that the summary cannot close its quotation and speak as the prompt."""
+    return _SUMMARY_TAG.sub(lambda m: f"<{m[1]} {m[2].strip()}>", text)
 
 
 _EXTENDS = re.compile(r"""{%-?\s*extends\s+["']([\w.]+)["']""")

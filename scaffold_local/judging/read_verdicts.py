@@ -36,6 +36,7 @@ from ..records import Record
 from .judge_setup import JudgeSetup
 from .long_documents import sentence_excerpts
 from .planned import PlannedRequest
+from .prior_free import PRIOR, prior_task
 from .readings import (
     EXACT_ANSWER_MASS_FLOOR,
     MAX_UNDECIDED,
@@ -101,10 +102,14 @@ class VerdictReader:
             if task not in (None, spec.align_task):
                 continue
             rules = reading_rules(spec, self.judge.method.number)
+            answers = YES_NO if name in self.judge.method.yes_no_kinds else BOOLEAN
             for item in rules.items(scaffold.items(name)):
                 read = functools.partial(self._read, candidate=candidate, task=spec.align_task,
                                          variables={**shared, "item": item})
-                planned.append(read(f"{owner}/{name}/{item['id']}", Reading(item["id"], rules.field, BOOLEAN)))
+                verdict = Reading(item["id"], rules.field, answers)
+                planned.append(read(f"{owner}/{name}/{item['id']}", verdict))
+                if name in self.judge.method.prior_free_kinds:  # the same question of an empty summary
+                    planned.append(prior_reading(self.judge, spec, item, verdict, candidate.doc_id))
                 if rules.evidence and not (len(ids) == 1 and self.judge.method.citations_apart):
                     # where the summary says it, had it said it: Fact Focus counts it for kept items
                     written = f'"{rules.field}": true, '
@@ -157,7 +162,7 @@ class VerdictReader:
         found = distribution(top, reading.answers, reading.after, exact=exact, complete=result.answers_complete)
         if exact and found is not None and self._too_little_mass(record, found, reading, top):
             return record
-        problem = self._problem(found, reading, top)
+        problem = _problem(found, reading, top)
         if problem is not None or found is None:
             failed = self._failed_item(reading)
             record.failure, record.validation_error = "validation", f"{failed}: {problem}"
@@ -197,19 +202,19 @@ class VerdictReader:
         apart = reading.after or (reading.key == EVIDENCE and self.judge.method.citations_apart)
         return f"{reading.item} {reading.name}" if apart else reading.item
 
-    @staticmethod
-    def _problem(found: Distribution | None, reading: Reading, top: Mapping[str, float]) -> str | None:
-        likeliest = ", ".join(f"{t!r} {v:.2f}" for t, v in list(top.items())[:5])
-        if found is None:
-            return f"none of the answers is among the judge's likeliest next tokens ({likeliest or 'none given'})"
-        width = found.width - (found.undecided.get(reading.continued, 0.0) if reading.continued else 0.0)
-        if reading.continued:  # its other spellings (" 1") are continued by the same reading
-            width -= sum(w for t, w in found.undecided.items() if t != reading.continued and t.lstrip() == reading.continued)
-        if width > MAX_UNDECIDED:
-            return (f"undecided: {width:.2f} of the answers' mass is on tokens that begin several answers "
-                    f"({', '.join(t for t in found.undecided if t.lstrip() != reading.continued)}), "
-                    f"likeliest next tokens {likeliest}")
-        return None
+
+def _problem(found: Distribution | None, reading: Reading, top: Mapping[str, float]) -> str | None:
+    likeliest = ", ".join(f"{t!r} {v:.2f}" for t, v in list(top.items())[:5])
+    if found is None:
+        return f"none of the answers is among the judge's likeliest next tokens ({likeliest or 'none given'})"
+    width = found.width - (found.undecided.get(reading.continued, 0.0) if reading.continued else 0.0)
+    if reading.continued:  # its other spellings (" 1") are continued by the same reading
+        width -= sum(w for t, w in found.undecided.items() if t != reading.continued and t.lstrip() == reading.continued)
+    if width > MAX_UNDECIDED:
+        return (f"undecided: {width:.2f} of the answers' mass is on tokens that begin several answers "
+                f"({', '.join(t for t in found.undecided if t.lstrip() != reading.continued)}), "
+                f"likeliest next tokens {likeliest}")
+    return None
 
 
 def reading_request(judge: JudgeSetup, request_id: str, reading: Reading, *, task: str, variables: dict[str, Any],
@@ -234,6 +239,12 @@ def reading_request(judge: JudgeSetup, request_id: str, reading: Reading, *, tas
     )
     return PlannedRequest(request, request.cache_key(judge.fingerprint, schema_text(model)), task, doc_id, system,
                           model, reading)
+
+
+def prior_reading(judge: JudgeSetup, spec: ViewSpec, item: dict[str, Any], verdict: Reading, doc_id: str) -> PlannedRequest:
+    """An item's prior: its verdict's reading with an empty summary, owned by no summary (prior_free.py)."""
+    return reading_request(judge, f"{doc_id}/{PRIOR}/{spec.name}/{item['id']}", verdict, task=prior_task(spec.align_task),
+                           variables={"sentences": [], "item": item}, doc_id=doc_id, system=None)
 
 
 def cited(verdict: Mapping[str, Any]) -> list[int]:

@@ -57,7 +57,7 @@ class ScaffoldNote(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     view: str
-    action: Literal["dropped duplicate", "merged entities", "labels of the parts kept"]
+    action: Literal["dropped duplicate", "merged entities", "labels of the parts kept", "main points read"]
     detail: str
 
 

@@ -36,7 +36,8 @@ PAPER_VIEWS = ("facts", "questions", "entities")
 # The fields added after version 5; a version that leaves one unset describes itself without it, so run specs written
 # before the field existed keep their identity.
 _ADDED_FIELDS = ("in_document_language", "judges_like", "reads_verdicts", "prompt_pins", "read_kinds", "sentences_yes_no",
-                 "sentences_on_passages", "exact_readings", "citations_apart", "readings_together")
+                 "sentences_on_passages", "exact_readings", "citations_apart", "readings_together", "yes_no_kinds",
+                 "prior_free_kinds", "reads_main")
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,15 @@ class MethodVersion:
     # Tasks whose template is an earlier version's (task, version): a version built on an older one than the
     # newest keeps that one's prompts where it changes nothing.
     prompt_pins: tuple[tuple[str, int], ...] = ()
+    # Views read as a plain yes / no (P(yes)) on whether the summary states the document's answer or claim, not a
+    # JSON boolean on whether it answers or mentions it: an answer stated otherwise is not counted.
+    yes_no_kinds: tuple[str, ...] = ()
+    # Views whose verdict is the gain of a reading over the same reading of an empty summary (the item's prior, read
+    # once per item and shared by every summary): sigmoid(logit P - logit P0), 0.5 where the summary adds nothing.
+    prior_free_kinds: tuple[str, ...] = ()
+    # Each extracted fact's and question's importance read (P(yes) to "would a short summary have to state this?",
+    # the document in the shared prefix) and its label set from it: main above the config's `main` threshold.
+    reads_main: bool = False
 
     def describe(self) -> dict[str, Any]:
         """As run specs store it; the paper's views are left out, so runs made before versions named
@@ -146,7 +156,12 @@ V16 = replace(V15, number=16, judges_like=15, citations_apart=True)
 # Version 16's requests and thresholds, the readings of each task of a summary computed together.
 V17 = replace(V16, number=17, readings_together=True)
 
-METHOD_VERSIONS = {v.number: v for v in (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V12, V14, V15, V16, V17)}
+# Version 17's readings with the summary quoted as data in every prompt; questions and entity claims checked against
+# the document's answer and claim; facts, questions and claims read against their prior; main points read.
+V19 = replace(V17, number=19, judges_like=None, prompt_pins=(), yes_no_kinds=("questions", "entities"),
+              prior_free_kinds=PAPER_VIEWS, reads_main=True)
+
+METHOD_VERSIONS = {v.number: v for v in (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V12, V14, V15, V16, V17, V19)}
 DEFAULT_METHOD_VERSION = 17
 
 

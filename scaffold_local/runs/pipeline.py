@@ -62,8 +62,10 @@ class AskedJudgments:
 
     @functools.cached_property
     def planned(self) -> list[PlannedRequest]:  # read once every summary is planned
-        return ([p for ps in self.plans.values() for p in ps]
-                + [r for pair in self.pairs for r in (pair.a_first, pair.b_first)])
+        """Every request once: a reading that several summaries plan (an item's prior) is asked and counted once."""
+        every = [*(p for ps in self.plans.values() for p in ps),
+                 *(r for pair in self.pairs for r in (pair.a_first, pair.b_first))]
+        return list({p.cache_key: p for p in every}.values())
 
 
 class Pipeline(JudgeSession):

@@ -22,6 +22,7 @@ from ..data.store import JudgmentCache, RunFolder, RunNameError, ScaffoldStore
 from ..errors import RunNotReadable, SummaryNotFound
 from ..judging.config import ModelConfig
 from ..judging.judge import Judge
+from ..judging.prior_free import prior_kind, with_priors
 from ..judging.quality import inspect, load_support, quality_path
 from ..judging.verdicts import join_records
 from ..method.metrics import SummaryScores, SystemScores
@@ -99,13 +100,16 @@ class Run:
         raise SummaryNotFound(f"no summary {key!r} in this run (e.g. {known})")
 
     def records_for(self, doc_id: str, system: str) -> dict[str, Record]:
-        """One summary's judgment records, by judgment kind (a view, "faithfulness", "direct_score")."""
+        """One summary's judgment records, by judgment kind (a view, "faithfulness", "direct_score"), as its metrics
+        counted them (a view read against priors corrected by its document's prior readings)."""
         grouped: dict[str, list[Record]] = {}
+        priors: dict[str, list[Record]] = {}
         for r in self.records.values():
-            kind = judgment_kind(r.task)
-            if r.doc_id == doc_id and r.system == system and kind is not None:
+            if r.doc_id == doc_id and (kind := prior_kind(r.task)) is not None:
+                priors.setdefault(kind, []).append(r)
+            elif r.doc_id == doc_id and r.system == system and (kind := judgment_kind(r.task)) is not None:
                 grouped.setdefault(kind, []).append(r)
-        return {kind: join_records(found) for kind, found in grouped.items()}
+        return with_priors({kind: join_records(found) for kind, found in grouped.items()}, priors)
 
     @cached_property
     def judge(self) -> Judge:

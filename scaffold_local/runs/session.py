@@ -30,6 +30,7 @@ from ..method.scaffold import Scaffold
 from ..method.versions import method_version
 from ..records import Record, ScaffoldSource
 from .extracting import extract_scaffolds
+from .main_point_labels import read_main_points
 from .merged_scaffolds import merge_chunks
 from .sources import ScaffoldSet, from_file, from_judge, from_run, identify
 
@@ -78,8 +79,12 @@ class JudgeSession:
 
     def extract(self, documents: Sequence[Document]) -> ScaffoldSet:
         """Scaffolds by the run's own judge: stored ones reused, the rest extracted and stored. A
-        document whose extraction failed for a passing reason gets no scaffold (tried again next run)."""
-        return extract_scaffolds(self.judge, self.scaffolds, self.cache, self.dispatch, documents)
+        document whose extraction failed for a passing reason gets no scaffold (tried again next run). Under a
+        method version that reads main points, each scaffold comes relabelled by them."""
+        scaffolds = extract_scaffolds(self.judge, self.scaffolds, self.cache, self.dispatch, documents)
+        if self.judge.method.reads_main:
+            read_main_points(self.judge, self.scaffolds, self.answer, scaffolds, documents)
+        return scaffolds
 
     def scaffold_path(self, key: str) -> Path:
         """Where the store keeps a scaffold."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...errors import UsageError
 from ..versions import MethodVersion
-from . import direct_score, sentences
+from . import direct_score, labelling, sentences
 from .entities import ENTITIES
 from .facts import FACTS
 from .questions import QUESTIONS
@@ -55,10 +55,11 @@ def views_of(method: MethodVersion) -> dict[str, ViewSpec]:
 
 
 def tasks_of(method: MethodVersion) -> tuple[str, ...]:
-    """Every task a method version's judge has a template for: extraction and alignment for each of
-    its views, then the sentence check and the direct score."""
+    """Every task a method version's judge has a template for: extraction for each of its views, reading main
+    points where it does, alignment for each view, then the sentence check and the direct score."""
     views = views_of(method).values()
-    return (*(s.extract_task for s in views), *(s.align_task for s in views), sentences.TASK, direct_score.TASK)
+    main = (labelling.MAIN_TASK,) if method.reads_main else ()
+    return (*(s.extract_task for s in views), *main, *(s.align_task for s in views), sentences.TASK, direct_score.TASK)
 
 
 def judgment_kind(task: str) -> str | None:

@@ -1,5 +1,6 @@
 """The labelling pass of chunked mode (long_documents.py): the items extracted part by part from a
-long document, labelled main / supporting / other for the whole document in one request.
+long document, labelled main / supporting / other for the whole document in one request. (Method version 19 reads
+each item's importance instead: `MAIN_TASK`, judging/main_points.py.)
 
 Not a view and not part of any method version's prompt set: it is asked only for documents longer
 than the judge's context, which every earlier version refused.
@@ -18,6 +19,7 @@ from .assembly import rewritten
 from .judged import JudgedItem
 
 TASK = "label_items"
+MAIN_TASK = "main_point"  # method version 19: each fact's and question's importance read, one item per reading
 TOKENS_PER_ITEM = 12  # '"F12":"supporting detail",' is about 10 tokens
 
 
