@@ -87,8 +87,8 @@ def main() -> None:
                "rows": rows, "notes": result.summary[-1]}
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
-    lines = [f"# End to end on REALSumm: {a.model} (method version {pipeline.method.number}), {len(docs)} {a.split} documents "
-             f"x {a.per_document} summaries", "", f"`{summary['command']}`", "",
+    lines = [f"# End to end on REALSumm: {a.model} (method version {pipeline.method.number}), {len(docs)} {a.split} "
+             f"documents x {a.per_document} summaries", "", f"`{summary['command']}`", "",
              "Spearman with people's LitePyramid recall; 95% intervals resample documents.", "",
              "| scorer | summary level, pooled | summary level, mean per document | system level (each system's own "
              "summaries) |", "| --- | --- | --- | --- |"]
