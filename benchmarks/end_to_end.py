@@ -45,18 +45,20 @@ NAMES = {"judge_fc": "FC (the judge)", "judge_fps": "FPS (the judge)", "judge_ma
          "rouge_l": "ROUGE-L against the reference"}
 
 
-def spearman(row: dict) -> str:
-    if row["spearman"] is None:
+def estimate(row: dict, measure: str = "spearman") -> str:
+    if row[measure] is None:
         return "undefined"
-    interval = "" if row["spearman_low95"] is None else f" [{row['spearman_low95']:.3f}, {row['spearman_high95']:.3f}]"
-    return f"{row['spearman']:.3f}{interval} (n={row['n']}, {row['documents']} documents)"
+    low, high = row[f"{measure}_low95"], row[f"{measure}_high95"]
+    interval = "" if low is None else f" [{low:.3f}, {high:.3f}]"
+    return f"{row[measure]:.3f}{interval} (n={row['n']}, {row['documents']} documents)"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--documents", type=int, default=20)
-    parser.add_argument("--per-document", type=int, default=6)
+    parser.add_argument("--per-document", type=int, default=6,
+                        help="summaries drawn per document; 0: every system's (system level over all of them)")
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--method-version", type=int, default=None)
     parser.add_argument("--store", type=Path, default=Path("/tmp/end-to-end-store"))
@@ -65,8 +67,9 @@ def main() -> None:
     parser.add_argument("--split", choices=("dev", "test"), default="test",
                         help="test: the fresh test documents above; dev: REALSumm's dev half, where choices are made")
     a = parser.parse_args()
-    pool = (fresh_documents(a.data, a.per_document) if a.split == "test"
-            else load(a.data, "realsumm", split="dev", per_document=a.per_document))
+    per_document = a.per_document or None
+    pool = (fresh_documents(a.data, per_document) if a.split == "test"
+            else load(a.data, "realsumm", split="dev", per_document=per_document))
     docs = random.Random(a.seed).sample(pool, min(a.documents, len(pool)))
     pipeline = Pipeline(ModelConfig.load(a.model), a.store, method=a.method_version)
     started = time.perf_counter()
@@ -88,12 +91,13 @@ def main() -> None:
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
     lines = [f"# End to end on REALSumm: {a.model} (method version {pipeline.method.number}), {len(docs)} {a.split} "
-             f"documents x {a.per_document} summaries", "", f"`{summary['command']}`", "",
-             "Spearman with people's LitePyramid recall; 95% intervals resample documents.", "",
+             f"documents x {a.per_document or 'all'} summaries", "", f"`{summary['command']}`", "",
+             "Spearman (and at system level Kendall's tau) with people's LitePyramid recall; 95% intervals resample "
+             "documents.", "",
              "| scorer | summary level, pooled | summary level, mean per document | system level (each system's own "
-             "summaries) |", "| --- | --- | --- | --- |"]
-    lines += [f"| {r['scorer']} | {spearman(r[POOLED])} | {spearman(r[PER_DOCUMENT])} | {spearman(r[OWN_SUMMARIES])} |"
-              for r in rows]
+             "summaries) | system level, Kendall's tau |", "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {r['scorer']} | {estimate(r[POOLED])} | {estimate(r[PER_DOCUMENT])} | {estimate(r[OWN_SUMMARIES])} | "
+              f"{estimate(r[OWN_SUMMARIES], 'kendall')} |" for r in rows]
     lines += ["", f"{result.items} summaries ({summary['notes']}); {seconds} s for this run on this machine (what "
               f"the store already held was read, not judged again). Goal ({summary['goal']}): "
               f"{'met' if met else 'not met'}."]

@@ -38,7 +38,7 @@ EARLIER = [dict(limit=12, seed=0, split="test"), dict(limit=5, seed=0, split="te
            dict(limit=1, seed=0), dict(limit=3, seed=1)]
 
 
-def fresh_documents(data: Path, per_document: int) -> list[dict[str, Any]]:
+def fresh_documents(data: Path, per_document: int | None) -> list[dict[str, Any]]:
     used = {d["doc_id"] for draw in EARLIER for d in load(data, "realsumm", **draw)}
     return [d for d in load(data, "realsumm", split="test", per_document=per_document) if d["doc_id"] not in used]
 

@@ -175,6 +175,9 @@ def test_summary_level_correlation_pooled_and_per_document_and_system_level_on_s
     shared = table["system", "over the documents every system has"]
     # A: (1+4)/2 against (10+0)/2, B: 3.5 / 6, C: 4.5 / 7 on d1 and d2
     assert shared["spearman"] == pytest.approx(1.0) and shared["n"] == 3 and shared["documents"] == 2
+    # Kendall's tau with its interval at system level: three systems in the same order on both documents, so every
+    # resample of the two documents orders them alike
+    assert shared["kendall"] == pytest.approx(1.0) and (shared["kendall_low95"], shared["kendall_high95"]) == (1.0, 1.0)
     own = table["system", "over each system's own summaries"]
     # d3 counted for A and B only flips the order: A 5 / 3.33, B 2.33 / 37.3, C 4.5 / 7
     assert own["spearman"] == pytest.approx(-1.0) and own["documents"] == 3
@@ -901,6 +904,18 @@ def test_a_later_draw_leaves_out_every_document_that_earlier_results_list(tmp_pa
     assert [d["doc_id"] for d in fresh(docs, used, 10, seed=0)] == ["d4", "d6", "d7", "d8"]
 
 
+def calibration_data(root: Path) -> Path:
+    """eval_data with the library document's FRANK sentences three, one of them wrong: both labels on the dev half."""
+    data = eval_data(root)
+    sentences = [("The Oakvale library now lends bicycles to members.", 0), ("The library lends boats to pirates.", 1),
+                 ("Each member may borrow a bicycle for seven days.", 0)]
+    write_jsonl(data / "frank" / "frank_sentence_level.jsonl", [{"doc_id": "library", "document": LIBRARY, "summaries": [
+        {"system": f"s{n}", "summary": text, "sentences": [text],
+         "human": {"sentence_error_per_annotator": [[error]] * 3, "sentence_error_majority": [error],
+                   "frank_summary_scores": {"Factuality": 1.0 - error}}} for n, (text, error) in enumerate(sentences)]}])
+    return data
+
+
 def test_calibrate_writes_a_config_with_the_dev_halves_thresholds(tmp_path):
     """`calibrate` reads the dev halves only (here the library document: REALSumm's 4 key-fact items, 3 FRANK
     sentences, one of them wrong) and writes a config that extends the judge with [thresholds.N]: facts and sentences at the thresholds
@@ -908,13 +923,7 @@ def test_calibrate_writes_a_config_with_the_dev_halves_thresholds(tmp_path):
     verdicts has nothing to calibrate."""
     from scaffold_local.judging.config import ModelConfig
 
-    data = eval_data(tmp_path / "eval-data")
-    sentences = [("The Oakvale library now lends bicycles to members.", 0), ("The library lends boats to pirates.", 1),
-                 ("Each member may borrow a bicycle for seven days.", 0)]
-    write_jsonl(data / "frank" / "frank_sentence_level.jsonl", [{"doc_id": "library", "document": LIBRARY, "summaries": [
-        {"system": f"s{n}", "summary": text, "sentences": [text],
-         "human": {"sentence_error_per_annotator": [[error]] * 3, "sentence_error_majority": [error],
-                   "frank_summary_scores": {"Factuality": 1.0 - error}}} for n, (text, error) in enumerate(sentences)]}])
+    data = calibration_data(tmp_path / "eval-data")
     common = ["-m", str(RESPONDER_CONFIG), "--data", str(data), "--store", str(tmp_path / "store"), "--method-version", "15"]
     written = tmp_path / "calibrated.toml"
     result = runner.invoke(app, ["calibrate", *common, "--out", str(written)])
@@ -931,3 +940,26 @@ def test_calibrate_writes_a_config_with_the_dev_halves_thresholds(tmp_path):
         assert thresholds[kind] == round(reported["tables"]["confidence"][0]["threshold_all_documents"], 3)
     refused = runner.invoke(app, ["calibrate", *common[:-1], "9"])
     assert refused.exit_code == 2 and "does not read its fact and sentence verdicts" in refused.output
+
+
+def test_calibrate_reads_the_main_points_threshold_under_a_version_that_reads_them(tmp_path):
+    """Under version 19, `calibrate` also writes `main`: the threshold on P(main) that best separates the extracted
+    facts the judge matches to a key fact of people's from the rest (`meta-eval realsumm-importance` on the dev half).
+    On the library document the responder extracts four facts; two match people's key facts ("lends bicycles", "were
+    donated by a cycling club"); it reads P(main) 0.9 for its two main sentences and 0.2 for the others."""
+    from scaffold_local.judging.config import ModelConfig
+
+    data = calibration_data(tmp_path / "eval-data")
+    common = ["-m", str(RESPONDER_CONFIG), "--data", str(data), "--store", str(tmp_path / "store"), "--method-version", "19"]
+    written = tmp_path / "calibrated.toml"
+    result = runner.invoke(app, ["calibrate", *common, "--out", str(written)])
+    assert result.exit_code == 0, result.output
+    thresholds = ModelConfig.load(str(written)).thresholds[19]
+    out = tmp_path / "importance"
+    assert runner.invoke(app, ["meta-eval", "realsumm-importance", *common, "--split", "dev", "--out", str(out)]).exit_code == 0
+    reported = json.loads(next(out.glob("*.json")).read_text())
+    assert reported["items"] == 4 and reported["failed"] == 0
+    confidence = reported["tables"]["confidence"][0]
+    # key facts F1 (P 0.9) and F3 (0.2) against F2 (0.9) and F4 (0.2): P(main) ranks them no better than chance
+    assert confidence["auroc"] == pytest.approx(0.5)
+    assert thresholds["main"] == round(confidence["threshold_all_documents"], 3)

@@ -26,16 +26,21 @@ def calibrate_command(
         min=2, help="REALSumm dev documents for the facts' threshold (5 summaries each)")] = CALIBRATED_BY["facts"][1],
     sentence_documents: Annotated[int, typer.Option(
         min=2, help="FRANK dev documents for the sentence check's threshold")] = CALIBRATED_BY["faithfulness"][1],
+    main_documents: Annotated[int, typer.Option(
+        min=2, help="REALSumm dev documents for the main points' threshold (a version that reads them)")
+    ] = CALIBRATED_BY["main"][1],
     store: StoreOpt = DEFAULT_STORE,
     out: Annotated[Path | None, typer.Option(
         help="the model config to write [default: <store>/calibration/<judge>-v<version>.toml]")] = None,
 ) -> None:
     """Decision thresholds for a judge, from the dev halves of human-labelled data (REALSumm key facts, FRANK
-    sentences), written as a model config that extends the judge's. About an hour for the 1.5B judge on 2 cores."""
+    sentences; under a version that reads main points, REALSumm's extracted facts against people's key facts),
+    written as a model config that extends the judge's. About an hour for the 1.5B judge on 2 cores."""
     folder = data_folder(data)
     pipeline = open_judge(JudgeOptions(model=model, store=store, method_version=method_version))
     try:
-        found = calibrate(pipeline, folder, {"facts": facts_documents, "faithfulness": sentence_documents})
+        found = calibrate(pipeline, folder, {"facts": facts_documents, "faithfulness": sentence_documents,
+                                             "main": main_documents})
     finally:
         pipeline.close()
     name, number = pipeline.config.name, pipeline.method.number

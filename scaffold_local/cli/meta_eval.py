@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from ..errors import UsageError
 from ..metaeval.results import write
-from ..metaeval.tasks import TASKS, run_task
+from ..metaeval.tasks import TASKS, run_task, tasks_for
 from ..runs import JudgeOptions
 from .options import DEFAULT_STORE, BatchOpt, ConfidenceOpt, MethodOpt, ModelOpt, StoreOpt, open_judge
 from .output import announce, command_app, console
@@ -58,10 +58,10 @@ def meta_eval(
         close = difflib.get_close_matches(task, CHOICES, n=1)
         raise UsageError(f"no meta-evaluation task {task!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
                          hint=f"the tasks: {', '.join(CHOICES)}")
-    chosen = list(TASKS) if task == "all" else [task]
     folder = data_folder(data)
     pipeline = open_judge(JudgeOptions(model=model, store=store, method_version=method_version,
                                        batch_requests=batch_requests, verdict_confidence=verdict_confidence))
+    chosen = tasks_for(pipeline.method.reads_main) if task == "all" else [task]
     target = out or store / "meta-eval" / pipeline.config.name / f"method-v{pipeline.method.number}-{split}"
     try:
         for name in chosen:

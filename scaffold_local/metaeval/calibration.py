@@ -4,7 +4,8 @@ with people, per kind of judgment that has labels, written as a model config tha
 - facts: REALSumm's key facts (is the fact in the summary?); questions and entity attributes take it, having no
   labels of their own here (under a version that reads them, each is a claim of the document the summary keeps
   or not, asked in the same prompt family);
-- faithfulness: FRANK's summary sentences (is the sentence supported?).
+- faithfulness: FRANK's summary sentences (is the sentence supported?);
+- main (a version that reads main points): REALSumm's extracted facts (does the fact match a key fact of people's?).
 Each threshold is the balanced-accuracy optimum over every dev item (`agreement.calibration`'s `threshold_all`);
 how it does on documents it was not chosen on (chosen on half the documents, measured on the other half) is said
 beside it. Only dev documents are read: test documents stay for checking."""
@@ -43,7 +44,7 @@ class Calibrated:
 
 
 # kind -> the meta-evaluation task whose dev half calibrates it, and the documents drawn by default
-CALIBRATED_BY = {"facts": ("realsumm-alignment", 20), "faithfulness": ("frank", 40)}
+CALIBRATED_BY = {"facts": ("realsumm-alignment", 20), "faithfulness": ("frank", 40), "main": ("realsumm-importance", 20)}
 SHARES = {"questions": "facts", "entities": "facts"}  # kinds without labels of their own, and whose threshold they take
 
 
@@ -55,6 +56,8 @@ def calibrate(pipeline: Pipeline, data: Path, documents: dict[str, int] | None =
                          "there is no P to calibrate a threshold on", hint="calibrate a version that reads them (15)")
     found = []
     for kind, (task, default) in CALIBRATED_BY.items():
+        if kind == "main" and not pipeline.method.reads_main:  # a version that writes its labels has no P(main)
+            continue
         limit = (documents or {}).get(kind, default)
         result = run_task(pipeline, task, data, limit=limit, split=DEV, seed=seed,
                           per_document=per_document if task.startswith("realsumm") else None)

@@ -1,7 +1,8 @@
 """Correlations with human scores, reported as the field does (`correlation_table`): at summary level pooled over
 all summaries and as the mean of per-document correlations (SummEval, G-Eval), at system level over system means on
 the documents where every system has a value (and, for samples that draw some systems per document, over each
-system's own summaries), each with Spearman's 95% interval from resampling documents."""
+system's own summaries), each with Spearman's 95% interval from resampling documents (and, at system level,
+Kendall's)."""
 
 from __future__ import annotations
 
@@ -114,9 +115,20 @@ def _system_means(a: np.ndarray, b: np.ndarray, code: np.ndarray, systems: int) 
     return (np.bincount(code, a, systems)[seen] / count[seen], np.bincount(code, b, systems)[seen] / count[seen])
 
 
+def kendall(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Kendall's tau-b; None with fewer than 3 points or a constant side."""
+    if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return None
+    return float(stats.kendalltau(a, b)[0])
+
+
 def _system_row(aggregation: str, a: np.ndarray, b: np.ndarray, code: np.ndarray, documents: np.ndarray,
                 systems: int, seed: int) -> dict[str, Any]:
-    estimate = grouped_bootstrap(lambda idx: spearman(*_system_means(a[idx], b[idx], code[idx], systems)),
-                                 documents.tolist(), seed)
+    """System-level correlations, with Spearman's and Kendall's 95% intervals from resampling documents (how users
+    compare systems: the ranking of a few systems, where Kendall's tau is the usual measure)."""
+    means = lambda idx: _system_means(a[idx], b[idx], code[idx], systems)  # noqa: E731
+    rho = grouped_bootstrap(lambda idx: spearman(*means(idx)), documents.tolist(), seed)
+    tau = grouped_bootstrap(lambda idx: kendall(*means(idx)), documents.tolist(), seed)
     return {"level": "system", "aggregation": aggregation, **correlations(*_system_means(a, b, code, systems)),
-            "documents": len(set(documents.tolist())), **_spearman_interval(estimate)}
+            "documents": len(set(documents.tolist())), **_spearman_interval(rho),
+            "kendall_low95": tau[1], "kendall_high95": tau[2]}

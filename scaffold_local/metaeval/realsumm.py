@@ -75,7 +75,7 @@ def _inferred(pipeline: Pipeline, record: Record | None, n_facts: int) -> list[i
     return [None if verdicts.failure(f"F{i}") else int(bool(verdicts.kept.get(f"F{i}"))) for i in range(1, n_facts + 1)]
 
 
-def _every_fact(pipeline: Pipeline, planned: list[PlannedRequest], records: dict[str, Record],
+def every_fact(pipeline: Pipeline, planned: list[PlannedRequest], records: dict[str, Record],
                 n_facts: int) -> list[int] | None:
     """Per fact 1 or 0 where every fact has a valid verdict, else None: the extraction check's shares
     pool documents, so a document with a failed verdict is left out whole."""
@@ -209,7 +209,7 @@ def _f(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
 
 
-def _matching_requests(pipeline: Pipeline, docs: list[dict[str, Any]]) -> tuple[list[tuple[Any, ...]], int]:
+def matching_requests(pipeline: Pipeline, docs: list[dict[str, Any]]) -> tuple[list[tuple[Any, ...]], int]:
     """Each document's extracted facts against people's key facts, asked both ways: is a human fact covered by the
     judge's facts (read as a summary), and does an extracted fact match a human one; and how many documents have no
     extracted fact list."""
@@ -235,14 +235,14 @@ def _matching_requests(pipeline: Pipeline, docs: list[dict[str, Any]]) -> tuple[
 
 
 def extraction(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
-    plans, failed_docs = _matching_requests(pipeline, docs)
+    plans, failed_docs = matching_requests(pipeline, docs)
     records, _ = pipeline.answer([p for *_, c, m in plans for p in (*c, *m)], "matching facts")
 
     rows: list[dict[str, Any]] = []
     failed = 0
     for document, human, ours, labels, covered, matched in plans:
-        by_judge_covered = _every_fact(pipeline, covered, records, len(human))
-        by_judge_matched = _every_fact(pipeline, matched, records, len(ours))
+        by_judge_covered = every_fact(pipeline, covered, records, len(human))
+        by_judge_matched = every_fact(pipeline, matched, records, len(ours))
         if by_judge_covered is None or by_judge_matched is None:
             failed += 1
             continue

@@ -10,7 +10,7 @@ from typing import Any
 from ..data.store.rates import this_machine
 from ..method.text import counted
 from ..runs.pipeline import Pipeline
-from . import aggrefact, end_to_end, frank, pairs, realsumm, summedits, summeval
+from . import aggrefact, end_to_end, frank, importance, pairs, realsumm, summedits, summeval
 from .human_labels import load
 from .results import MetaEvalResult
 
@@ -20,6 +20,7 @@ Adapter = Callable[[Pipeline, list[dict[str, Any]], int], MetaEvalResult]
 TASKS: dict[str, tuple[str, Adapter]] = {
     "realsumm-alignment": ("realsumm", realsumm.alignment),
     "realsumm-extraction": ("realsumm", realsumm.extraction),
+    "realsumm-importance": ("realsumm", importance.importance),
     "realsumm-end-to-end": ("realsumm", end_to_end.end_to_end),
     "realsumm-pairs": ("realsumm", pairs.realsumm_pairs),
     "frank": ("frank", frank.faithfulness),
@@ -29,6 +30,11 @@ TASKS: dict[str, tuple[str, Adapter]] = {
     "summedits-entities": ("summedits", summedits.entity_edits),
     "aggrefact": ("aggrefact", aggrefact.error_spans),
 }
+
+
+def tasks_for(reads_main: bool) -> list[str]:
+    """Every task that applies to a method version: realsumm-importance needs one that reads main points."""
+    return [task for task in TASKS if task != "realsumm-importance" or reads_main]
 
 
 def run_task(pipeline: Pipeline, task: str, data_dir: Path, *, limit: int | None = None, split: str = "all",
