@@ -164,7 +164,8 @@ def test_a_crash_loses_only_the_batch_in_flight(responder_config, small_input, t
 
     with pytest.raises(KeyboardInterrupt):
         run(responder_config, tmp_path / "store", small_input, CrashesOnSecondJudgmentBatch, batch_requests=10)
-    assert len(JudgmentCache(tmp_path / "store")) == 10  # the first document's batch is in the store's cache
+    # the first document's batch of judgments is in the store's cache, beside both documents' 3 extractions each
+    assert len(JudgmentCache(tmp_path / "store")) == 10 + 6
     run_dir = next((tmp_path / "store" / "runs").iterdir())
     assert json.loads((run_dir / "spec.json").read_text())["status"] == "interrupted"
     factory = CountingFactory()

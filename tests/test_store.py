@@ -103,7 +103,8 @@ def test_two_score_processes_on_one_store_keep_every_record_exactly_once(tmp_pat
     outputs = [p.communicate(timeout=300) for p in processes]
     assert [p.returncode for p in processes] == [0, 0], [err[-2000:] for _, err in outputs]
     cache = JudgmentCache(store)
-    assert len(cache) == 20  # 4 summaries x 5 judgments, each stored once whichever process sent it
+    # 4 summaries x 5 judgments and 2 documents x 3 extractions, each stored once whichever process sent it
+    assert len(cache) == 26
     run_dirs = sorted((store / "runs").iterdir())
     assert len(run_dirs) == 2
     for run_dir in run_dirs:

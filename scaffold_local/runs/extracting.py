@@ -47,6 +47,8 @@ def extract_scaffolds(judge: Judge, store: ScaffoldStore, cache: JudgmentCache, 
                 continue
             scaffold = judge.build_scaffold(by_doc[doc_id], mine)
             store.put(StoredScaffold(scaffold=scaffold, records=list(mine.values())))
+            # answered once for every method version that sends the same requests (its scaffold key is its own)
+            cache.put([r for r in mine.values() if r.cache_key not in answered])
             outcome.scaffolds[doc_id] = scaffold
             outcome.computed += 1
 
