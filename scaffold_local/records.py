@@ -139,10 +139,15 @@ def usage_stats(records: Sequence[Record]) -> StageUsage:
 THRESHOLD_NAMES = {"entities": "attributes", "faithfulness": "sentences"}
 
 
-def describe_decision(thresholds: Mapping[str, float], reads_verdicts: bool = False) -> str:
+def describe_decision(thresholds: Mapping[str, float], reads_verdicts: bool = False,
+                      prior_free: Sequence[str] = ()) -> str:
     """How verdicts are decided: the judge's word, or P(kept) against the thresholds calibrated per kind of
     judgment (one for facts and questions alike is said once); a version that reads its verdicts without
-    thresholds keeps what the judge finds likelier."""
+    thresholds keeps what the judge finds likelier, or (`prior_free` kinds) what the summary makes at least three
+    times likelier than the item's prior."""
+    if not thresholds and prior_free:
+        return (f"verdicts: {', '.join(prior_free)} where the summary triples the odds over the item's prior "
+                "(q >= 0.75), the rest P(kept) >= 0.5 (uncalibrated)")
     if not thresholds:
         return "verdicts: P(kept) >= 0.5 (uncalibrated)" if reads_verdicts else "verdicts: the judge's word"
     if set(thresholds) == {"facts", "questions"} and len(set(thresholds.values())) == 1:
@@ -239,6 +244,10 @@ class RunSpec(BaseModel):
     @property
     def reads_verdicts(self) -> bool:
         return bool((self.method or {}).get("reads_verdicts"))
+
+    @property
+    def prior_free_kinds(self) -> tuple[str, ...]:
+        return tuple((self.method or {}).get("prior_free_kinds") or ())
 
     def identity_hash(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()

@@ -19,6 +19,7 @@ from scaffold_local.judging.prompts import quoted
 from scaffold_local.method.scaffold import Scaffold
 from scaffold_local.method.text import sha256_text
 from scaffold_local.method.versions import method_version
+from scaffold_local.method.views.entities import Attribute, Entity
 from scaffold_local.method.views.facts import Fact
 from scaffold_local.method.views.questions import KeyQuestion
 from scaffold_local.records import Record
@@ -145,3 +146,29 @@ def test_a_kept_item_under_version_19_is_one_the_summary_raises_enough_above_its
     p = 1 / (1 + math.exp(12 * (0.6 - 1 / 3)))
     assert facts.confidence["F1"] == pytest.approx(p / (1 - p) * 99 / (1 + p / (1 - p) * 99), abs=1e-6)
     assert facts.confidence["F2"] == pytest.approx(0.5) and facts.parsed["F2"]["inferred"] is False
+
+
+def test_version_20_is_version_19_without_the_entities_priors_or_main_points():
+    """Decision 0004 kept version 19's quoting, its answers and claims checked, and its facts' and questions' priors:
+    version 20 sends version 19's requests for the same scaffold, less the entity claims' priors, and reads no main
+    points (its labels are the extracted ones)."""
+    config = ModelConfig.load(str(RESPONDER_CONFIG))
+    nineteen, twenty = (Judge(config, method_version(n)) for n in (19, 20))
+    scaffold = _scaffold().model_copy(update={"views": {**_scaffold().views, "entities": (
+        Entity(id="E1", name="Alpha Corp", kind="org",
+               attributes=(Attribute(id="E1.A1", text="Alpha Corp opened a factory in Denton.", label="main point"),)),)}})
+    document = Document(doc_id="factory", text=FACTORY, sha256=sha256_text(FACTORY))
+    candidate = Candidate(record=1, doc_id="factory", system="s", summary="Alpha Corp opened a factory. It is big.")
+    ours, theirs = (j.plan(scaffold, document, candidate) for j in (twenty, nineteen))
+    assert [p.request.messages for p in ours] == [p.request.messages for p in theirs if p.task != "prior:align_entities"]
+    assert any(p.task == "prior:align_entities" for p in theirs) and "main_point" not in twenty.prompts
+    assert {p.task for p in ours if p.task.startswith("prior:")} == {"prior:align_facts", "prior:align_questions"}
+
+
+def test_a_run_without_calibrated_thresholds_says_how_its_prior_free_verdicts_count():
+    from scaffold_local.records import describe_decision
+
+    assert describe_decision({}, True, ("facts", "questions")) == (
+        "verdicts: facts, questions where the summary triples the odds over the item's prior (q >= 0.75), the rest "
+        "P(kept) >= 0.5 (uncalibrated)")
+    assert describe_decision({}, True) == "verdicts: P(kept) >= 0.5 (uncalibrated)"  # earlier versions as before

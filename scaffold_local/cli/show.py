@@ -66,8 +66,9 @@ def show(
 
         console.print(rankings_table(rankings_of(run)))
     print_breakdowns(run_dir, ds_scale)
+    decision = describe_decision(spec.decided_by(), spec.reads_verdicts, spec.prior_free_kinds)
     console.print(f"judge: {spec.judge.get('name')} ({spec.judge.get('backend')}, {spec.judge.get('model')}); "
-                  f"method version {spec.method_version}; {describe_decision(spec.decided_by(), spec.reads_verdicts)}; "
+                  f"method version {spec.method_version}; {decision}; "
                   f"scaffolds: {spec.scaffold_source.describe()}; "
                   f"summaries: {len(run.summaries)}; status: {spec.status}; created {spec.created_at}", highlight=False)
     console.print(escape(run.describe_scaffolds()), highlight=False)

@@ -161,7 +161,11 @@ V17 = replace(V16, number=17, readings_together=True)
 V19 = replace(V17, number=19, judges_like=None, prompt_pins=(), yes_no_kinds=("questions", "entities"),
               prior_free_kinds=PAPER_VIEWS, reads_main=True)
 
-METHOD_VERSIONS = {v.number: v for v in (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V12, V14, V15, V16, V17, V19)}
+# Version 19's parts that decision 0004 kept on dev halves: summaries quoted, answers and claims checked, facts and
+# questions read against their prior; entity claims read without it, and the labels as extracted.
+V20 = replace(V19, number=20, prior_free_kinds=("facts", "questions"), reads_main=False)
+
+METHOD_VERSIONS = {v.number: v for v in (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V12, V14, V15, V16, V17, V19, V20)}
 DEFAULT_METHOD_VERSION = 17
 
 

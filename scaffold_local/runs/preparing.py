@@ -34,16 +34,18 @@ def prepare_for(judge: Judge, scaffolds: str, loaded: LoadedInput, extracting: b
     fit = fit_context(judge, loaded, extraction=extracting, chunk_tokens=chunk_tokens, progress=progress)
     fitted, config, method = fit.loaded, judge.config, judge.method
     groups = f" in {counted(len(fitted.groups), 'group')}" if fitted.groups else ""
+    decision = describe_decision(judge.thresholds, method.reads_verdicts, method.prior_free_kinds)
     summary = (f"{counted(len(fitted.documents), 'document')}{groups}, "
                f"{counted(len(fitted.candidates), 'summary', 'summaries')} from {counted(len(fitted.systems), 'system')}; "
                f"judge: {config.name} ({config.backend}); method version "
-               f"{method.number}; {describe_decision(judge.thresholds, method.reads_verdicts)}; scaffolds: {scaffolds}")
+               f"{method.number}; {decision}; scaffolds: {scaffolds}")
     notes = []
     if config.thresholds and not judge.thresholds:
         calibrated = ", ".join(map(str, sorted(config.thresholds)))
+        rule = "the judge finds likelier" if method.reads_verdicts else "it writes them"
         notes.append(f"the thresholds of {config.name} were calibrated under method version {calibrated}; under "
-                     f"version {method.number} its verdicts count as "
-                     f"{'the judge finds likelier' if method.reads_verdicts else 'it writes them'}")
+                     f"version {method.number} its verdicts count as {rule}"
+                     + (" (or, where read against a prior, three times likelier)" if method.prior_free_kinds else ""))
     if extracting and (language := judge.language_note(fitted.documents.values())):
         notes.append(language)
     return Prepared(fitted, fit.issues, summary, notes)
