@@ -42,11 +42,16 @@ def main_requests(judge: JudgeSetup, scaffold: Scaffold, document: Document) -> 
     return read_together(planned, judge.fingerprint) if judge.method.readings_together else planned
 
 
+def read_importance(planned: Sequence[PlannedRequest], records: Mapping[str, Record]) -> dict[str, float]:
+    """P(main) of each item whose reading is among `records` and did not fail."""
+    return {p.reading.item: records[p.cache_key].confidence[p.reading.item]  # type: ignore[union-attr,index]
+            for p in planned if p.cache_key in records and records[p.cache_key].confidence}
+
+
 def main_labels(scaffold: Scaffold, planned: Sequence[PlannedRequest], records: Mapping[str, Record],
                 threshold: float) -> tuple[dict[str, str], ScaffoldNote]:
     """Each read item's label, and a note giving every P(main) (and every failed reading) with the threshold."""
-    p_main = {p.reading.item: records[p.cache_key].confidence[p.reading.item]  # type: ignore[union-attr,index]
-              for p in planned if p.cache_key in records and records[p.cache_key].confidence}
+    p_main = read_importance(planned, records)
     failed = [p.reading.item for p in planned if p.reading.item not in p_main]  # type: ignore[union-attr]
     labels: dict[str, str] = {}
     for view in VIEWS:

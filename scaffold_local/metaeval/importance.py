@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
-from ..judging.main_points import main_requests
+from ..judging.main_points import main_requests, read_importance
 from ..runs.pipeline import Pipeline
 from .realsumm import confidence_tables, document_of, every_fact, matching_requests
 from .results import MetaEvalResult
@@ -22,16 +22,15 @@ def importance(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
                          hint="run it under a version that reads them (19)")
     plans, failed_docs = matching_requests(pipeline, docs)
     scaffolds = pipeline.extract([document_of(doc) for doc in docs]).scaffolds  # stored: read back, nothing sent
-    importance = {document.doc_id: main_requests(pipeline.judge, scaffolds[document.doc_id], document)
+    main_readings = {document.doc_id: main_requests(pipeline.judge, scaffolds[document.doc_id], document)
                   for document, *_ in plans}
-    records, _ = pipeline.answer([p for *_, m in plans for p in m] + [p for ps in importance.values() for p in ps],
+    records, _ = pipeline.answer([p for *_, m in plans for p in m] + [p for ps in main_readings.values() for p in ps],
                                  "matching facts and reading their importance")
     confident: list[tuple[int, float, str]] = []
     main_counts, failed = [], 0
     for document, _human, ours, _labels, _covered, matched in plans:
         is_key = every_fact(pipeline, matched, records, len(ours))
-        p_main = {p.reading.item: records[p.cache_key].confidence[p.reading.item]  # type: ignore[union-attr,index]
-                  for p in importance[document.doc_id] if p.cache_key in records and records[p.cache_key].confidence}
+        p_main = read_importance(main_readings[document.doc_id], records)
         facts = scaffolds[document.doc_id].items("facts")
         if is_key is None or any(f.id not in p_main for f in facts):
             failed += 1
