@@ -23,7 +23,7 @@ def importance(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) ->
     plans, failed_docs = matching_requests(pipeline, docs)
     scaffolds = pipeline.extract([document_of(doc) for doc in docs]).scaffolds  # stored: read back, nothing sent
     main_readings = {document.doc_id: main_requests(pipeline.judge, scaffolds[document.doc_id], document)
-                  for document, *_ in plans}
+                     for document, *_ in plans}
     records, _ = pipeline.answer([p for *_, m in plans for p in m] + [p for ps in main_readings.values() for p in ps],
                                  "matching facts and reading their importance")
     confident: list[tuple[int, float, str]] = []
