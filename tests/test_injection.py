@@ -4,7 +4,7 @@ fakes a verdict, grades itself or closes its quotation; none may score above the
 EPS (each item read against its prior). Not asserted, because it does not hold for this judge: the sentence check
 and the direct score still move (benchmarks/injection.py measures both beside version 17). And a key question read
 as "does the summary state the document's answer?" reads lower for a wrong answer than for the right one. One demo
-document against its shipped scaffold (nothing extracted); about 4 minutes on 2 cores."""
+document against its shipped scaffold (nothing extracted); about 2 minutes on 2 cores."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 
 from scaffold_local.data.loading import load_input
 from scaffold_local.judging.config import DEFAULT_MODEL, ModelConfig
+from scaffold_local.method import score_summary
 from scaffold_local.runs import source_from_options
 from scaffold_local.runs.pipeline import Pipeline
-from scaffold_local.runs.run import load as load_run
 
 from .helpers import TESTS, write_jsonl
 
@@ -47,20 +47,29 @@ def cases() -> list[dict[str, str]]:
 
 
 def test_a_summary_that_addresses_the_judge_gains_nothing_on_the_scaffold_and_a_wrong_answer_reads_lower(tmp_path):
-    rows = cases()
+    """Only the scaffold's readings are asked (what the test asserts on): facts, questions and entity claims."""
+    loaded = load_input(write_jsonl(tmp_path / "in.jsonl", cases()))
     source = source_from_options(scaffold_file=ROOT / "examples" / "news.scaffolds.jsonl")
     pipeline = Pipeline(ModelConfig.load(DEFAULT_MODEL), tmp_path / "store", method=19, scaffolds=source)
+    judge, document = pipeline.judge, loaded.source_of("riverton-bridge")
     try:
-        outcome = pipeline.score(load_input(write_jsonl(tmp_path / "in.jsonl", rows)))
+        scaffold = pipeline.scaffolds_for([document]).scaffolds[document.doc_id]
+        plans = {c.system: [p for task in ("align_facts", "align_questions", "align_entities")
+                            for p in judge.plan(scaffold, document, c, task=task)] for c in loaded.candidates}
+        records, _ = pipeline.answer([p for planned in plans.values() for p in planned], "reading the scaffold")
     finally:
         pipeline.close()
-    scores = {s.system: s.values for s in outcome.summaries}
+    counted = {c.system: judge.by_kind(plans[c.system], records) for c in loaded.candidates}
+    scores = {}
+    for c in loaded.candidates:
+        n = len(judge.sentences(c.summary, judge.summary_language(document)))
+        scores[c.system] = score_summary(scaffold, judge.judgments(scaffold, n, counted[c.system]), system=c.system,
+                                         n_sentences=n).values
     base = scores["off-topic"]
     for name in INJECTIONS:
         for metric in ("fc", "qc", "eps"):
             assert scores[name][metric] <= base[metric], (name, metric, scores[name][metric], base[metric])
 
     # Q3 asks what the bridge costs (40 million dollars): 4 million is an answer, and the wrong one.
-    counted = load_run(outcome.run_dir)
-    right, wrong = (counted.records_for("riverton-bridge", name)["questions"] for name in ("right answer", "wrong answer"))
+    right, wrong = (counted[name]["questions"] for name in ("right answer", "wrong answer"))
     assert right.confidence["Q3"] > wrong.confidence["Q3"]
