@@ -25,18 +25,20 @@ def by_kind(planned: Sequence[PlannedRequest], records: Mapping[str, Record], ra
     kind was asked one item per request, its records joined into one (see `join_records`); a view read against
     its items' priors corrected by them (prior_free.py), unless `raw` (what the judge read, for its study)."""
     grouped: dict[str | None, list[Record]] = {}
-    priors: dict[str | None, list[Record]] = {}
+    priors: dict[str, list[Record]] = {}
     asked: Counter[str | None] = Counter()
     asked_priors: Counter[str | None] = Counter()
     for p in planned:
         prior = prior_kind(p.task)
         kind = prior or judgment_kind(p.task)
         (asked_priors if prior else asked)[kind] += 1
-        if p.cache_key in records:
-            (priors if prior else grouped).setdefault(kind, []).append(records[p.cache_key])
+        if p.cache_key in records and prior:
+            priors.setdefault(prior, []).append(records[p.cache_key])
+        elif p.cache_key in records:
+            grouped.setdefault(kind, []).append(records[p.cache_key])
     joined = {kind: join_records(found) for kind, found in grouped.items()
               if kind is not None and len(found) == asked[kind] and len(priors.get(kind, [])) == asked_priors[kind]}
-    return joined if raw else with_priors(joined, {kind: priors[kind] for kind in joined if kind in priors})
+    return joined if raw else with_priors(joined, priors)  # with_priors corrects only the kinds joined here
 
 
 def view_verdicts(judge: JudgeSetup, view: str, record: Record, weighted: bool = False,
