@@ -21,12 +21,13 @@ pytestmark = pytest.mark.real_model
 
 
 def _done_records(store) -> int:
-    """Judgments in the store's cache that need no new request (read while the run writes)."""
+    """Summaries' judgments in the store's cache that need no new request (read while the run writes);
+    the documents' extractions, which the cache also keeps, are not counted."""
     if not (store / "cache.sqlite").is_file():
         return 0
     cache = JudgmentCache(store)
     try:
-        return sum(not r.retryable for r in cache)
+        return sum(r.system is not None and not r.retryable for r in cache)
     finally:
         cache.close()
 
