@@ -15,6 +15,10 @@ and above word overlap's FC on the same summaries. Slow (the whole extraction an
 fact and summary: 80 minutes for 20 documents of 6 summaries on 2 cores, 45 of them extracting): not in CI. The
 judgments go through one store, so an interrupted run resumes and a rerun only reads. Writes <out>.json and <out>.md
 (aggregate rows only: the per-summary rows hold REALSumm's labels).
+
+With `--against V`, version V reads the same summaries of the same scaffolds too (the extraction is shared), and the
+table gains their paired difference in FC's per-document Spearman, with decision 0005's end-to-end condition
+(`no_worse`).
 """
 
 from __future__ import annotations
@@ -26,11 +30,13 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: `benchmarks` importable
 
 from benchmarks.method_agreement import fresh_documents  # noqa: E402
-from scaffold_local.metaeval import OWN_SUMMARIES, PER_DOCUMENT, POOLED, end_to_end, load  # noqa: E402
+from benchmarks.version_19_dev import paired, spearman  # noqa: E402
+from scaffold_local.metaeval import OWN_SUMMARIES, PER_DOCUMENT, POOLED, MetaEvalResult, end_to_end, load  # noqa: E402
 from scaffold_local.runs import (  # noqa: E402
     DEFAULT_MODEL,
     ModelConfig,
@@ -39,6 +45,10 @@ from scaffold_local.runs import (  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL = 0.50
+# Decision 0005, end to end: the new version's paired difference in FC's mean per-document Spearman needs a 95% lower
+# bound of at least NO_WORSE; an interval wider than WIDEST either side decides nothing (the draw is extended).
+NO_WORSE, WIDEST = -0.05, 0.08
+MOST_FAILED = 0.02
 NAMES = {"judge_fc": "FC (the judge)", "judge_fps": "FPS (the judge)", "judge_main_fc": "Main FC (the judge)",
          "lexical_fc": "FC (word overlap)", "lexical_fps": "FPS (word overlap)", "lexical_main_fc": "Main FC (word overlap)",
          "lexical_fc_key_facts": "FC (word overlap) on people's key facts instead of the extracted ones",
@@ -53,6 +63,31 @@ def estimate(row: dict, measure: str = "spearman") -> str:
     return f"{row[measure]:.3f}{interval} (n={row['n']}, {row['documents']} documents)"
 
 
+def per_document_spearman(rows: list[dict]) -> dict[str, float | None]:
+    """Each document's Spearman between the judge's FC and people's LitePyramid recall over its summaries."""
+    docs: dict[str, list[dict]] = {}
+    for row in rows:
+        docs.setdefault(row["doc_id"], []).append(row)
+    return {d: spearman([r["judge_fc"] for r in mine], [r["human_litepyramid"] for r in mine]) for d, mine in docs.items()}
+
+
+def no_worse(difference: tuple[float, float, float], failed_share: float) -> str:
+    """Decision 0005's end-to-end condition on a paired difference (value, low, high) and the share of summaries
+    without the new version's FC: holds, fails or undecided."""
+    value, low, high = difference
+    if (high - low) / 2 > WIDEST:
+        return "undecided"
+    return "holds" if low >= NO_WORSE and failed_share <= MOST_FAILED else "fails"
+
+
+def score(a: argparse.Namespace, version: int | None, docs: list[dict]) -> tuple[MetaEvalResult, int]:
+    pipeline = Pipeline(ModelConfig.load(a.model), a.store, method=version)
+    try:
+        return end_to_end(pipeline, docs, a.seed), pipeline.method.number
+    finally:
+        pipeline.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
@@ -61,6 +96,8 @@ def main() -> None:
                         help="summaries drawn per document; 0: every system's (system level over all of them)")
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--method-version", type=int, default=None)
+    parser.add_argument("--against", type=int, default=None,
+                        help="a second method version on the same summaries: their paired difference")
     parser.add_argument("--store", type=Path, default=Path("/tmp/end-to-end-store"))
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "end_to_end_cpu")
     parser.add_argument("--seed", type=int, default=0)
@@ -71,26 +108,21 @@ def main() -> None:
     pool = (fresh_documents(a.data, per_document) if a.split == "test"
             else load(a.data, "realsumm", split="dev", per_document=per_document))
     docs = random.Random(a.seed).sample(pool, min(a.documents, len(pool)))
-    pipeline = Pipeline(ModelConfig.load(a.model), a.store, method=a.method_version)
     started = time.perf_counter()
-    try:
-        result = end_to_end(pipeline, docs, a.seed)
-    finally:
-        pipeline.close()
+    result, version = score(a, a.method_version, docs)
     seconds = round(time.perf_counter() - started, 1)
     by = {(r["scorer"], r["aggregation"]): r for r in result.tables["correlation"]}
-    rows = [{"scorer": NAMES[scorer], **{level: by[(scorer, level)] for level in (POOLED, PER_DOCUMENT, OWN_SUMMARIES)}}
-            for scorer in NAMES]
+    levels = (POOLED, PER_DOCUMENT, OWN_SUMMARIES)
+    rows: list[dict[str, Any]] = [{"scorer": NAMES[scorer], **{level: by[(scorer, level)] for level in levels}}
+                                  for scorer in NAMES]
     fc, lexical = by[("judge_fc", PER_DOCUMENT)]["spearman"], by[("lexical_fc", PER_DOCUMENT)]["spearman"]
     met = fc is not None and lexical is not None and fc >= GOAL and fc > lexical and len(docs) >= 20
     summary = {"command": "python benchmarks/end_to_end.py " + shlex.join(sys.argv[1:]), "model": a.model,
-               "method_version": pipeline.method.number, "documents": [d["doc_id"] for d in docs],
+               "method_version": version, "documents": [d["doc_id"] for d in docs],
                "summaries": result.items, "seconds": seconds,
                "goal": f"FC per-document mean Spearman >= {GOAL} and above word overlap's FC", "goal_met": met,
                "rows": rows, "notes": result.summary[-1]}
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
-    lines = [f"# End to end on REALSumm: {a.model} (method version {pipeline.method.number}), {len(docs)} {a.split} "
+    lines = [f"# End to end on REALSumm: {a.model} (method version {version}), {len(docs)} {a.split} "
              f"documents x {a.per_document or 'all'} summaries", "", f"`{summary['command']}`", "",
              "Spearman (and at system level Kendall's tau) with people's LitePyramid recall; 95% intervals resample "
              "documents.", "",
@@ -101,8 +133,36 @@ def main() -> None:
     lines += ["", f"{result.items} summaries ({summary['notes']}); {seconds} s for this run on this machine (what "
               f"the store already held was read, not judged again). Goal ({summary['goal']}): "
               f"{'met' if met else 'not met'}."]
+    if a.against is not None:
+        lines += against(a, docs, result, version, summary)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
     a.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def against(a: argparse.Namespace, docs: list[dict], result: MetaEvalResult, version: int, summary: dict) -> list[str]:
+    """The other version on the same summaries: its FC rows and the paired difference (this version minus it)."""
+    other, other_version = score(a, a.against, docs)
+    by = {(r["scorer"], r["aggregation"]): r for r in other.tables["correlation"]}
+    fc = {level: by[("judge_fc", level)] for level in (POOLED, PER_DOCUMENT, OWN_SUMMARIES)}
+    mine, theirs = f"version {version}", f"version {other_version}"
+    comparison = paired({mine: per_document_spearman(result.tables["per_summary"]),
+                         theirs: per_document_spearman(other.tables["per_summary"])}, mine, theirs)
+    rows = result.tables["per_summary"]
+    failed_share = sum(r["judge_fc"] is None for r in rows) / max(1, len(rows))  # summaries whose FC failed
+    condition = no_worse(comparison["difference"], failed_share) if comparison["documents"] else "undecided"
+    summary["against"] = {"method_version": other_version, "fc": fc, "paired": comparison,
+                          "without_fc": failed_share, "decision_0005_end_to_end": condition}
+    f = lambda t: f"{t[0]:.3f} [{t[1]:.3f}, {t[2]:.3f}]"  # noqa: E731
+    return ["", f"## Against {theirs} on the same summaries", "",
+            f"| {theirs} | {estimate(fc[POOLED])} | {estimate(fc[PER_DOCUMENT])} | {estimate(fc[OWN_SUMMARIES])} | "
+            f"{estimate(fc[OWN_SUMMARIES], 'kendall')} |", "",
+            f"FC's per-document Spearman on the {comparison['documents']} documents where both are defined: {mine} "
+            f"{f(comparison['mean_a'])}, {theirs} {f(comparison['mean_b'])}, paired difference "
+            f"{f(comparison['difference'])}. Decision 0005's end-to-end condition (lower bound >= {NO_WORSE}, "
+            f"at most {MOST_FAILED:.0%} of the summaries without {mine}'s FC, an interval at most {WIDEST} either side): "
+            f"{condition}."]
 
 
 if __name__ == "__main__":

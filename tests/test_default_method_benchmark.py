@@ -1,9 +1,10 @@
-"""The rules of decisions 0001 to 0003 (benchmarks/default_method.py) worked out by hand: balanced accuracy over the
+"""The rules of decisions 0001, 0002, 0003 and 0005's sentence checks (benchmarks/default_method.py) worked out by hand: balanced accuracy over the
 references of each item, per stratum where a set asks for it, a paired difference on the items both versions
 decided, and the decision's conditions; each decision's draws leave out what earlier ones drew."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from benchmarks import default_method
@@ -32,9 +33,11 @@ def test_the_paired_difference_leaves_out_items_either_version_failed():
     assert row["difference"]["value"] == pytest.approx(0.25)
 
 
-def _row(difference: float, failed: int = 0, uncited: int = 0) -> dict:
-    return {"difference": {"value": difference, "_draws": [difference] * 10},
-            **{key: {f"version {v}": n for v in (15, 16, 17)}
+def _row(difference: float, failed: int = 0, uncited: int = 0, spread: float = 0.0) -> dict:
+    """A set's comparison; its bootstrap draws run `spread` either side of the difference."""
+    draws = list(difference + np.linspace(-spread, spread, 11))
+    return {"difference": {"value": difference, "_draws": draws},
+            **{key: {f"version {v}": n for v in (15, 16, 17, 20)}
                for key, n in (("failed", failed), ("of", 100), ("uncited", uncited), ("kept", 50))}}
 
 
@@ -55,7 +58,8 @@ def test_decision_0003_asks_for_no_worse_on_the_first_of_decision_0002s_document
     """Version 17 computes version 16's requests otherwise: it moves if the mean difference's lower bound is at least
     -0.01 and no set falls below -0.02, on the first documents of 0002's draws."""
     def rule(a: float, b: float) -> bool:
-        return decide({"A": _row(a), "B": _row(b)}, "version 16", "version 17", True, no_worse=True)["moves"]
+        return decide({"A": _row(a), "B": _row(b)}, "version 16", "version 17", True,
+                      no_worse=DECISIONS[3].no_worse)["moves"]
 
     assert rule(-0.005, -0.005) and rule(-0.015, 0.0)
     assert not rule(-0.025, 0.01)  # one set below -0.02
@@ -65,6 +69,24 @@ def test_decision_0003_asks_for_no_worse_on_the_first_of_decision_0002s_document
     chosen = default_method.decision_documents(None, DECISIONS[3])
     assert {name: len(docs) for name, docs in chosen.items()} == {"REALSumm": 16, "FRANK": 25, "SummEdits": 18}
     assert chosen["FRANK"][0]["doc_id"] == "FRANK0" and chosen["FRANK"][-1]["doc_id"] == "FRANK24"
+
+
+def test_decision_0005_checks_the_sentences_no_worse_on_every_document_of_decision_0002s_draws(monkeypatch):
+    """Version 20 against 17 on FRANK and SummEdits: the mean difference's lower bound at least -0.03, no set below
+    -0.02 (REALSumm's part is end to end, outside this script)."""
+    def rule(a: float, b: float) -> bool:
+        return decide({"FRANK": _row(a), "SummEdits": _row(b)}, "version 17", "version 20",
+                      no_worse=DECISIONS[5].no_worse)["moves"]
+
+    assert rule(-0.015, -0.015) and not rule(-0.025, 0.02) and not rule(-0.03, -0.01)
+    # no set below -0.02, but the mean's draws reach down to -0.05: its lower bound is below -0.03
+    spread = decide({"FRANK": _row(-0.01, spread=0.04), "SummEdits": _row(-0.01, spread=0.04)}, "version 17",
+                    "version 20", no_worse=DECISIONS[5].no_worse)
+    assert spread["low95"] < -0.03 and not spread["moves"] and not spread["sets below the margin"]
+    drawn = {name: [{"doc_id": f"{name}{i}"} for i in range(30)] for name in ("REALSumm", "FRANK", "SummEdits")}
+    monkeypatch.setattr(default_method, "draws", lambda data, decision: drawn if decision.number == 2 else {})
+    chosen = default_method.decision_documents(None, DECISIONS[5])
+    assert {name: len(docs) for name, docs in chosen.items()} == {"FRANK": 30, "SummEdits": 30}
 
 
 def test_a_decisions_draws_ignore_its_own_and_later_results_and_leave_out_earlier_decisions(tmp_path, monkeypatch):
