@@ -1,8 +1,8 @@
 """The same verdict whatever shares the batch, on the real embedded judge (Qwen2.5-Coder-1.5B on llama.cpp):
 under method version 7 (each reading decoded alone) and version 17 (each task's readings of a summary decoded
-together) a document scored alone, inside a larger file, and with the file's lines in another order gets identical
-probabilities for every item, to the bit. Scaffolds come from a file written here, so no extraction runs (about 2
-minutes a version on 2 cores)."""
+together) a document scored alone and inside a larger file gets identical probabilities for every item, to the bit,
+and under version 17 (the default) with the file's lines in another order too. Scaffolds come from a file written
+here, so no extraction runs (about 2 minutes a version on 2 cores)."""
 
 from __future__ import annotations
 
@@ -59,15 +59,16 @@ def test_a_document_alone_inside_a_larger_file_and_in_another_order_reads_the_sa
 
     together = score("together", lines)
     alone = score("alone", [row for row in lines if row["doc_id"] == "seed-library"])
-    reversed_order = score("reversed", lines[::-1])
     first = _alternatives(together, "seed-library")
     # every verdict, sentence, category and grade reading of the document: 2 summaries, nothing generated
     assert len(first) > 30 and all(first.values()) and together.usage.judgments.completion_tokens == 0
     assert not any(request.endswith(("/F4", "/F4/evidence")) for request in first)  # "other" facts are not asked
     assert _alternatives(alone, "seed-library") == first  # to the bit
-    assert _alternatives(reversed_order, "seed-library") == first
-    assert _alternatives(reversed_order, "heater-recall") == _alternatives(together, "heater-recall")
     assert [s.values for s in alone.summaries] == [s.values for s in together.summaries if s.doc_id == "seed-library"]
+    if version == 17:  # the default's readings in another order too (a minute on 2 cores; version 7's alone suffices)
+        reversed_order = score("reversed", lines[::-1])
+        assert _alternatives(reversed_order, "seed-library") == first
+        assert _alternatives(reversed_order, "heater-recall") == _alternatives(together, "heater-recall")
 
 
 def test_the_engine_reports_each_reading_as_it_finishes(tmp_path):
