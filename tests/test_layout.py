@@ -95,6 +95,14 @@ def test_front_ends_set_runs_up_through_the_run_service_alone():
              if name.split(".")[1:2] and name.split(".")[1] in FRONT_ENDS and name not in ENGINE_TOOLS
              for target in imports(name, path) if wing(target) < WING_OF["runs"] and wing(target) > 0]
     assert below == []
+    # nor does it take the set-up's steps itself: `runs.plan` / `plan_extraction` fit, describe and note once
+    set_up = {"prepare", "document_scaffolds", "extract", "scaffolds_for", "score"}
+    by_hand = [f"{name}: .{node.func.attr}()" for name, path in modules().items()
+               if name.split(".")[1:2] and name.split(".")[1] in FRONT_ENDS
+               for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in set_up
+               and isinstance(node.func.value, ast.Name) and node.func.value.id == "pipeline"]
+    assert by_hand == []
 
 
 def test_no_import_circle():

@@ -55,11 +55,10 @@ def extract(
     pipeline = open_judge(runs.JudgeOptions(model=model, store=store, method_version=method_version,
                                             batch_requests=batch_requests))
     try:
-        prepared = pipeline.prepare(loaded, extraction=True)
-        loaded = kept_in_context(prepared, [pipeline.config])
-        print_notes(prepared.notes)
-        outcome = pipeline.document_scaffolds(loaded, loaded.documents)
-        qualities = pipeline.check(outcome.scaffolds, loaded.documents) if check else []
+        plan = runs.plan_extraction(pipeline, loaded)
+        kept_in_context(plan.prepared, [pipeline.config])
+        print_notes(plan.notes)
+        outcome, qualities = plan.execute(check)
     finally:
         pipeline.close()
 

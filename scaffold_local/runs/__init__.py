@@ -27,18 +27,18 @@ from .comparison import ComparisonPlan, plan_comparison
 from .extracting import write_scaffold_file
 from .failures import describe_partial
 from .pipeline import Pipeline, RunOutcome
-from .planning import JudgeOptions, RunOptions, RunPlan, open_judge, plan
+from .planning import ExtractionPlan, JudgeOptions, RunOptions, RunPlan, open_judge, plan, plan_extraction
 from .preparing import Prepared
 from .run import Run, in_store, load
 from .sources import source_from_options
 
 __all__ = [
-    "DEFAULT_METHOD_VERSION", "DEFAULT_MODEL", "METRICS", "ComparisonPlan", "FieldMap", "InputIssue", "JudgeOptions",
-    "LoadedInput", "ModelConfig",
-    "Pipeline", "Prepared", "ProgressFactory", "Run", "RunOptions", "RunOutcome", "RunPlan", "SummaryScores",
-    "available_configs", "check_run_name", "describe_partial", "in_store", "load", "load_input",
-    "load_records", "missing_from_every_record", "most_common_issue", "no_progress", "no_usable_records", "open_judge",
-    "plan", "plan_comparison", "source_from_options", "write_scaffold_file",
+    "DEFAULT_METHOD_VERSION", "DEFAULT_MODEL", "METRICS", "ComparisonPlan", "ExtractionPlan", "FieldMap",
+    "InputIssue", "JudgeOptions", "LoadedInput", "ModelConfig", "Pipeline", "Prepared", "ProgressFactory", "Run",
+    "RunOptions", "RunOutcome", "RunPlan", "SummaryScores", "available_configs", "check_run_name", "describe_partial",
+    "in_store", "load", "load_input", "load_records", "missing_from_every_record", "most_common_issue", "no_progress",
+    "no_usable_records", "open_judge", "plan", "plan_comparison", "plan_extraction", "source_from_options",
+    "write_scaffold_file",
 ]
 
 

@@ -1,8 +1,9 @@
 """A run's set-up, done once for every front end: `open_judge(JudgeOptions(...))` makes the judge's pipeline from
 what the user chose, `plan(pipeline, loaded, options)` fits the input to the judge's context, parses the pairing,
 gathers what the user should read first (the summary line, the notes, the pairwise cost, the estimate of a long run,
-a judge's first use in this store), and `RunPlan.execute()` scores. The CLI, `evaluate()` and the Inspect scorer only
-build options and render the plan; whoever opened the pipeline closes it."""
+a judge's first use in this store), and `RunPlan.execute()` scores. `plan_extraction` is the same for a run that only
+extracts scaffolds. The CLI, `evaluate()` and the Inspect scorer only build options and render the plan; whoever
+opened the pipeline closes it."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from pathlib import Path
 from ..data.inputs import LoadedInput
 from ..judging.config import ModelConfig
 from ..judging.dispatch import ProgressFactory, no_progress
+from ..judging.quality import ScaffoldQuality
 from ..records import ScaffoldSource
 from .estimate import LONG_RUN_S, Estimate, estimate
 from .holistic_pairs import Pairing, cost
 from .pipeline import Pipeline, RunOutcome
 from .preparing import Prepared
+from .sources import ScaffoldSet
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +109,32 @@ def plan(pipeline: Pipeline, loaded: LoadedInput, options: RunOptions = RunOptio
     pairing = None if options.pairwise is None or prepared.nothing_fits else Pairing.parse(options.pairwise, fitted.systems)
     notes = [*prepared.notes, *([cost(pipeline.judge, fitted, pairing)] if pairing else [])]
     return RunPlan(pipeline, prepared, options, pairing, notes)
+
+
+@dataclass
+class ExtractionPlan:
+    """A run that only extracts (and stores) the scaffolds of the input's documents, every check done."""
+
+    pipeline: Pipeline
+    prepared: Prepared
+
+    @property
+    def loaded(self) -> LoadedInput:
+        return self.prepared.loaded
+
+    @property
+    def notes(self) -> list[str]:
+        return self.prepared.notes
+
+    def execute(self, check: bool = False) -> tuple[ScaffoldSet, list[ScaffoldQuality]]:
+        """The scaffolds (extracted, or reused from the store) and, with `check`, each one's quality checks."""
+        scaffolds = self.pipeline.document_scaffolds(self.loaded, self.loaded.documents)
+        return scaffolds, self.pipeline.check(scaffolds.scaffolds, self.loaded.documents) if check else []
+
+
+def plan_extraction(pipeline: Pipeline, loaded: LoadedInput) -> ExtractionPlan:
+    """The input fitted to the judge's context for extraction, before anything is sent."""
+    return ExtractionPlan(pipeline, pipeline.prepare(loaded, extraction=True))
 
 
 def _first_run_here(store: Path, pipeline: Pipeline) -> bool:
