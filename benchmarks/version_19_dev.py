@@ -66,7 +66,7 @@ def judged(pipeline: Pipeline, items: list[tuple[Any, Any, Candidate]], task: st
 def metrics(pipeline: Pipeline, scaffold: Any, document: Any, candidate: Candidate, mine: dict[str, Any],
             weighted: bool) -> dict[str, Any]:
     n = len(pipeline.judge.sentences(candidate.summary, pipeline.judge.summary_language(document)))
-    return score_summary(scaffold, pipeline.judge.judgments(scaffold, n, mine, weighted), system=candidate.system,
+    return score_summary(scaffold, pipeline.judge.summary_verdicts(scaffold, n, mine, weighted), system=candidate.system,
                          n_sentences=n).values
 
 

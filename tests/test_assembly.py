@@ -7,7 +7,7 @@ import json
 from scaffold_local.backends.responder import ResponderBackend
 from scaffold_local.data.loading import load_input
 from scaffold_local.data.store import ScaffoldStore
-from scaffold_local.method.metrics import Judgments, score_summary
+from scaffold_local.method.metrics import SummaryVerdicts, score_summary
 from scaffold_local.method.scaffold import Scaffold
 from scaffold_local.method.views import ViewVerdicts
 from scaffold_local.method.views.entities import assemble_entities
@@ -41,7 +41,7 @@ def test_entities_with_the_same_name_keep_all_their_attributes():
     ]
     # Every merged attribute is in the EPS denominator: 1 kept of 3.
     scaffold = Scaffold(key="k", doc_id="d", document_sha256="0" * 64, facts=(), questions=(), entities=entities)
-    eps = score_summary(scaffold, Judgments(views={"entities": ViewVerdicts(kept={"E1.A2": True})}), system="s", n_sentences=1)
+    eps = score_summary(scaffold, SummaryVerdicts(views={"entities": ViewVerdicts(kept={"E1.A2": True})}), system="s", n_sentences=1)
     assert eps.values["eps"] == 1 / 3
 
 

@@ -63,7 +63,7 @@ def test_a_summary_that_addresses_the_judge_gains_nothing_on_the_scaffold_and_a_
     scores = {}
     for c in loaded.candidates:
         n = len(judge.sentences(c.summary, judge.summary_language(document)))
-        scores[c.system] = score_summary(scaffold, judge.judgments(scaffold, n, counted[c.system]), system=c.system,
+        scores[c.system] = score_summary(scaffold, judge.summary_verdicts(scaffold, n, counted[c.system]), system=c.system,
                                          n_sentences=n).values
     base = scores["off-topic"]
     for name in INJECTIONS:

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from scaffold_local.method.metrics import Judgments, SummaryScores, rouge_l, score_summary, system_means
+from scaffold_local.method.metrics import SummaryScores, SummaryVerdicts, rouge_l, score_summary, system_means
 from scaffold_local.method.scaffold import Scaffold
 from scaffold_local.method.views import ViewVerdicts
 from scaffold_local.method.views.entities import Attribute, Entity
@@ -16,8 +16,8 @@ from scaffold_local.method.views.questions import KeyQuestion
 from scaffold_local.method.views.scoring import preference_score
 
 
-def judged(facts=None, cited=None, questions=None, attributes=None, **rest) -> Judgments:
-    """Judgments with the given verdicts: facts and questions as {id: kept}, kept attribute ids."""
+def judged(facts=None, cited=None, questions=None, attributes=None, **rest) -> SummaryVerdicts:
+    """SummaryVerdicts with the given verdicts: facts and questions as {id: kept}, kept attribute ids."""
     views = {}
     if facts is not None:
         views["facts"] = ViewVerdicts(kept=facts, cited=cited or {})
@@ -25,7 +25,7 @@ def judged(facts=None, cited=None, questions=None, attributes=None, **rest) -> J
         views["questions"] = ViewVerdicts(kept=questions)
     if attributes is not None:
         views["entities"] = ViewVerdicts(kept={a: True for a in attributes})
-    return Judgments(views=views, **rest)
+    return SummaryVerdicts(views=views, **rest)
 
 
 def make_scaffold(main_facts: int, supp_facts: int, other_facts: int = 0, main_q: int = 0, supp_q: int = 0,
@@ -140,7 +140,7 @@ def test_fact_focus_a_sentence_that_conveys_only_an_other_fact_is_not_aligned():
 
 def test_faithfulness_share_and_failed_judgments():
     scaffold = make_scaffold(1, 0)
-    judgments = Judgments(sentence_faithful=[True, False, True, True], failures={"facts": "schema violation: F1"})
+    judgments = SummaryVerdicts(sentence_faithful=[True, False, True, True], failures={"facts": "schema violation: F1"})
     scores = score_summary(scaffold, judgments, system="s", n_sentences=4)
     assert scores.values["f"] == 0.75
     assert scores.values["fps"] is None
@@ -149,7 +149,7 @@ def test_faithfulness_share_and_failed_judgments():
 
 def test_failed_extraction_view_is_named():
     scaffold = make_scaffold(1, 1).model_copy(update={"entities": None, "failures": {"entities": "not valid JSON"}})
-    scores = score_summary(scaffold, Judgments(), system="s", n_sentences=1)
+    scores = score_summary(scaffold, SummaryVerdicts(), system="s", n_sentences=1)
     assert scores.undefined["eps"] == "entity extraction failed: not valid JSON"
 
 
@@ -207,7 +207,7 @@ def test_worked_example_with_a_failed_main_and_a_failed_supporting_fact():
     # supporting F5 kept of F5, F7. FPS = 1/3 x (1 - 1/2) = 1/6; FC = 2/5; Main FC 1/3; Supp FC 1/2.
     verdicts = ViewVerdicts(kept={i: i in {"F1", "F5"} for i in ("F1", "F3", "F4", "F5", "F7")},
                             cited={"F1": [1], "F5": [2]}, failed={"F2": "duplicate key", "F6": "missing"})
-    scores = score_summary(WORKED, Judgments(views={"facts": verdicts}), system="A", n_sentences=3)
+    scores = score_summary(WORKED, SummaryVerdicts(views={"facts": verdicts}), system="A", n_sentences=3)
     assert scores.values["fps"] == pytest.approx(1 / 6) and scores.values["fc"] == pytest.approx(2 / 5)
     assert scores.values["main_fc"] == pytest.approx(1 / 3) and scores.values["supp_fc"] == 0.5
     assert scores.notes == {
@@ -223,7 +223,7 @@ def test_worked_example_with_a_failed_main_and_a_failed_supporting_fact():
 def test_fact_focus_is_exact_when_the_judged_facts_align_every_sentence():
     scaffold = make_scaffold(2, 0)
     verdicts = ViewVerdicts(kept={"F1": True}, cited={"F1": [1, 2]}, failed={"F2": "missing"})
-    scores = score_summary(scaffold, Judgments(views={"facts": verdicts}), system="s", n_sentences=2)
+    scores = score_summary(scaffold, SummaryVerdicts(views={"facts": verdicts}), system="s", n_sentences=2)
     assert scores.values["fact_focus"] == 1.0
     assert scores.notes["fact_focus"] == "Fact Focus from 1 of 2 facts (no valid verdict for F2): exact, as they align every sentence"
 
@@ -232,7 +232,7 @@ def test_every_main_or_every_supporting_item_failed_leaves_its_metrics_undefined
     scaffold = make_scaffold(1, 2, main_q=2, supp_q=1)
     no_main = ViewVerdicts(kept={"F2": True, "F3": False}, cited={"F2": [1]}, failed={"F1": "missing"})
     no_supp = ViewVerdicts(kept={"Q1": True, "Q2": False}, failed={"Q3": "duplicate key"})
-    scores = score_summary(scaffold, Judgments(views={"facts": no_main, "questions": no_supp}), system="s", n_sentences=1)
+    scores = score_summary(scaffold, SummaryVerdicts(views={"facts": no_main, "questions": no_supp}), system="s", n_sentences=1)
     assert (scores.values["fps"], scores.values["main_fc"]) == (None, None)
     assert scores.undefined["fps"] == scores.undefined["main_fc"] == "no main fact has a valid verdict (F1)"
     assert scores.values["supp_fc"] == 0.5 and scores.values["fc"] == 0.5  # F2 kept, F3 missed
@@ -244,7 +244,7 @@ def test_every_main_or_every_supporting_item_failed_leaves_its_metrics_undefined
 def test_eps_and_f_over_the_judged_attributes_and_sentences():
     # Entity E2's verdict failed: its 2 attributes are neither kept nor missed; E1 keeps 1 of its 3.
     verdicts = ViewVerdicts(kept={"E1.A1": True}, failed={"E2": "not an item of this request"})
-    judgments = Judgments(views={"entities": verdicts}, sentence_faithful=[True, None, False, True])
+    judgments = SummaryVerdicts(views={"entities": verdicts}, sentence_faithful=[True, None, False, True])
     scores = score_summary(make_scaffold(1, 0, attributes_per_entity=(3, 2)), judgments, system="s", n_sentences=4)
     assert scores.values["eps"] == pytest.approx(1 / 3)
     assert scores.notes["eps"] == "EPS over 3 of 5 entity attributes: no valid verdict for E2.A1, E2.A2"
@@ -261,10 +261,10 @@ def test_system_means_count_the_summaries_over_judged_items_only():
 
 def test_ds_is_the_mean_of_the_four_axes():
     grades = {"faithfulness": 9, "completeness": 6, "understandability": 8, "hallucination": 10}
-    scores = score_summary(make_scaffold(1, 0), Judgments(direct_score=grades), system="s", n_sentences=1)
+    scores = score_summary(make_scaffold(1, 0), SummaryVerdicts(direct_score=grades), system="s", n_sentences=1)
     assert scores.values["ds"] == pytest.approx(8.25)
     assert scores.values["ds_completeness"] == 6.0
-    failed = score_summary(make_scaffold(1, 0), Judgments(failures={"direct_score": "not valid JSON"}),
+    failed = score_summary(make_scaffold(1, 0), SummaryVerdicts(failures={"direct_score": "not valid JSON"}),
                            system="s", n_sentences=1)
     assert failed.values["ds"] is None and failed.undefined["ds"] == "direct score failed: not valid JSON"
 
@@ -321,11 +321,11 @@ def test_fact_focus_with_a_kept_fact_whose_citation_was_not_read():
     sentence 2 aligned by no other fact, F2 could align it: undefined. With F1 citing both, exact (2 of 2)."""
     scaffold = make_scaffold(2, 0)
     uncited = ViewVerdicts(kept={"F1": True, "F2": True}, cited={"F1": [1], "F2": []}, uncited={"F2": "low mass"})
-    scores = score_summary(scaffold, Judgments(views={"facts": uncited}), system="s", n_sentences=2)
+    scores = score_summary(scaffold, SummaryVerdicts(views={"facts": uncited}), system="s", n_sentences=2)
     assert scores.values["fc"] == 1.0 and scores.values["fact_focus"] is None
     assert scores.undefined["fact_focus"] == "no citation read for F2, which could align a sentence no judged fact aligns"
     covered = dataclasses.replace(uncited, cited={"F1": [1, 2], "F2": []})
-    scores = score_summary(scaffold, Judgments(views={"facts": covered}), system="s", n_sentences=2)
+    scores = score_summary(scaffold, SummaryVerdicts(views={"facts": covered}), system="s", n_sentences=2)
     assert scores.values["fact_focus"] == 1.0
     assert scores.notes["fact_focus"] == ("Fact Focus from 1 of 2 facts (no citation read for F2): exact, as they "
                                           "align every sentence")

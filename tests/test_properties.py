@@ -22,7 +22,7 @@ from scaffold_local.data.loading import load_input
 from scaffold_local.data.user_scaffolds import read_scaffold_file
 from scaffold_local.method import scaffold as scaffold_module
 from scaffold_local.method import schemas
-from scaffold_local.method.metrics import DIRECT_SCORE_AXES, METRICS, Judgments, score_summary
+from scaffold_local.method.metrics import DIRECT_SCORE_AXES, METRICS, SummaryVerdicts, score_summary
 from scaffold_local.method.scaffold import Scaffold
 from scaffold_local.method.schemas import LABELS, OutputError, ScaffoldNote, SchemaLimits, json_schema, parse_output
 from scaffold_local.method.versions import METHOD_VERSIONS
@@ -76,7 +76,7 @@ def kept_values(draw: Any, ids: list[str], weighted: bool) -> dict[str, float]:
 
 
 @st.composite
-def judgments_for(draw: Any, scaffold: Scaffold, n_sentences: int) -> Judgments:
+def judgments_for(draw: Any, scaffold: Scaffold, n_sentences: int) -> SummaryVerdicts:
     """Any verdicts a judge could give this scaffold (sentence ids within the summary), with any
     judgment failed; entity verdicts may also name attribute ids the scaffold lacks."""
     weighted = draw(st.booleans())
@@ -93,7 +93,7 @@ def judgments_for(draw: Any, scaffold: Scaffold, n_sentences: int) -> Judgments:
             views[name] = ViewVerdicts(kept=kept_values(draw, ids, weighted), cited={i: draw(sentence_ids) for i in ids})
     faithful = draw(st.none() | st.lists(st.booleans(), min_size=n_sentences, max_size=n_sentences)) if n_sentences else None
     direct = draw(st.none() | st.fixed_dictionaries({axis: st.integers(1, 10) for axis in DIRECT_SCORE_AXES}))
-    return Judgments(views=views, sentence_faithful=faithful, direct_score=direct)
+    return SummaryVerdicts(views=views, sentence_faithful=faithful, direct_score=direct)
 
 
 @FAST
@@ -113,7 +113,7 @@ def test_every_metric_is_in_its_range_or_undefined_with_a_reason(data):
 
 
 def fps(scaffold: Scaffold, kept: dict[str, float]) -> float | None:
-    judgments = Judgments(views={"facts": ViewVerdicts(kept=kept)})
+    judgments = SummaryVerdicts(views={"facts": ViewVerdicts(kept=kept)})
     return score_summary(scaffold, judgments, system="s", n_sentences=3).values["fps"]
 
 
@@ -160,7 +160,7 @@ def test_eps_never_exceeds_one_whatever_ids_the_verdicts_name(data):
     scaffold = data.draw(scaffolds(may_fail=False).filter(lambda s: any(e.attributes for e in s.items("entities"))))
     own = [a.id for e in scaffold.items("entities") for a in e.attributes]
     named = data.draw(st.lists(st.sampled_from([*own, "E9.A9", "F1", "E1"]), max_size=12))  # unknown ids, repeats
-    judgments = Judgments(views={"entities": ViewVerdicts(kept={a: True for a in named})})
+    judgments = SummaryVerdicts(views={"entities": ViewVerdicts(kept={a: True for a in named})})
     eps = score_summary(scaffold, judgments, system="s", n_sentences=2).values["eps"]
     assert eps == pytest.approx(len(set(named) & set(own)) / len(own))
     assert 0 <= eps <= 1

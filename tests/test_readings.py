@@ -358,7 +358,7 @@ def test_version_16_keeps_a_facts_verdict_when_its_citation_fails_and_cites_a_on
         records = {p.cache_key: judge.record(p, Result(id=p.request.id, text="", finish_reason="stop", next_token=top,
                                                        answers_complete=True))
                    for p, top in ((verdict, kept), (citation, elsewhere))}
-        outcomes[n] = judge.judgments(scaffold, 2, judge.by_kind(plans[n, "a"], records)).views["facts"]
+        outcomes[n] = judge.summary_verdicts(scaffold, 2, judge.by_kind(plans[n, "a"], records)).views["facts"]
     assert "0.200 of its next-token probability" in outcomes[15].failure("F1")  # the verdict voided, counted by none
     assert outcomes[16].failure("F1") is None and outcomes[16].kept == {"F1": 1.0}
     assert "0.200 of its next-token probability" in outcomes[16].uncited["F1"]
@@ -367,7 +367,7 @@ def test_version_16_keeps_a_facts_verdict_when_its_citation_fails_and_cites_a_on
     verdict, = plans[16, "b"]
     record = sixteen.record(verdict, Result(id="r", text="", finish_reason="stop", next_token=kept,
                                             answers_complete=True))
-    facts = sixteen.judgments(scaffold, 1, sixteen.by_kind(plans[16, "b"], {verdict.cache_key: record})).views["facts"]
+    facts = sixteen.summary_verdicts(scaffold, 1, sixteen.by_kind(plans[16, "b"], {verdict.cache_key: record})).views["facts"]
     assert facts.cited == {"F1": [1]} and not facts.uncited
 
 

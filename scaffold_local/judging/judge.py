@@ -3,7 +3,7 @@ plans each request (prompt + per-request schema + token budget) and reads its ou
 record, parsed or failed with a failure class; assembles scaffolds and the metric inputs of one
 summary. Knows prompts, schemas and the views; never an engine. Each job lives in its own module:
 extraction.py (stage 1), written_verdicts.py and read_verdicts.py (stage 2: each judgment task's planner, written
-or read, is chosen once when the judge is bound to its method version) and judgments.py (records -> metric
+or read, is chosen once when the judge is bound to its method version) and metric_inputs.py (records -> metric
 inputs); this class only binds them to its setup."""
 
 from __future__ import annotations
@@ -13,15 +13,14 @@ from collections.abc import Callable, Iterable, Mapping
 
 from ..backends.protocol import Result
 from ..data.inputs import Candidate, Document
-from ..method.metrics import Judgments
+from ..method.metrics import SummaryVerdicts
 from ..method.scaffold import Scaffold
 from ..method.schemas import json_schema, schema_sha256
 from ..method.versions import MethodVersion
 from ..method.views import ViewVerdicts, direct_score, judgment_kind
 from ..method.views import sentences as sentence_check
 from ..records import Record
-from . import extraction
-from . import judgments as metric_inputs
+from . import extraction, metric_inputs
 from .config import ModelConfig
 from .judge_setup import JudgeSetup
 from .planned import PlannedRequest, read_together
@@ -127,7 +126,7 @@ class Judge(JudgeSetup):
     def sentence_verdicts(self, record: Record, n_sentences: int, weighted: bool = False) -> list[float | None]:
         return metric_inputs.sentence_verdicts(self, record, n_sentences, weighted)
 
-    def judgments(self, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
-                  weighted: bool = False) -> Judgments:
-        return metric_inputs.judgments(self, scaffold, n_sentences, records, weighted)
+    def summary_verdicts(self, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
+                  weighted: bool = False) -> SummaryVerdicts:
+        return metric_inputs.summary_verdicts(self, scaffold, n_sentences, records, weighted)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..data.inputs import Candidate, Document
 from ..judging.planned import PlannedRequest
-from ..method.metrics import Judgments, SummaryScores, rouge_l, score_summary
+from ..method.metrics import SummaryScores, SummaryVerdicts, rouge_l, score_summary
 from ..method.scaffold import Scaffold
 from ..method.views.judged import ViewVerdicts
 from ..records import Record
@@ -73,7 +73,7 @@ def _row(pipeline: Pipeline, records: dict[str, Record], doc: dict[str, Any], su
     recall, and how many of its fact verdicts failed."""
     n_sentences = len(pipeline.judge.sentences(candidate.summary, pipeline.judge.summary_language(document)))
     mine = pipeline.judge.by_kind(planned, records)
-    judged = score_summary(scaffold, pipeline.judge.judgments(scaffold, n_sentences, mine),
+    judged = score_summary(scaffold, pipeline.judge.summary_verdicts(scaffold, n_sentences, mine),
                            system=candidate.system, n_sentences=n_sentences)
     lexical = scored_by_word_overlap(scaffold, candidate, n_sentences)
     return {"doc_id": document.doc_id, "system": candidate.system,
@@ -93,4 +93,5 @@ def scored_by_word_overlap(scaffold: Scaffold, candidate: Candidate, n_sentences
     facts = scaffold.items("facts")
     present = present_by_overlap([f.text for f in facts], candidate.summary)
     verdicts = ViewVerdicts(kept={f.id: float(kept) for f, kept in zip(facts, present)})
-    return score_summary(scaffold, Judgments(views={"facts": verdicts}), system=candidate.system, n_sentences=n_sentences)
+    return score_summary(scaffold, SummaryVerdicts(views={"facts": verdicts}), system=candidate.system,
+                         n_sentences=n_sentences)

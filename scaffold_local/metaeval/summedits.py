@@ -74,7 +74,7 @@ def entity_edits(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) 
             failed += 1
             continue
         n_sentences = len(pipeline.judge.sentences(candidate.summary, pipeline.judge.summary_language(document)))
-        judged = score_summary(scaffold, pipeline.judge.judgments(scaffold, n_sentences, {"entities": record}),
+        judged = score_summary(scaffold, pipeline.judge.summary_verdicts(scaffold, n_sentences, {"entities": record}),
                                system=candidate.system, n_sentences=n_sentences)
         attributes = [a for e in scaffold.items("entities") for a in e.attributes]
         confidence = record.confidence or {}

@@ -1,4 +1,4 @@
-"""Metrics as pure functions of a scaffold and one summary's judgments (the README, "What the metrics mean").
+"""Metrics as pure functions of a scaffold and one summary's verdicts (the README, "What the metrics mean").
 
 Nothing here knows about engines, prompts or files. Undefined values are None with a reason; they
 are left out of means, and every mean reports how many summaries it left out and why. Each system
@@ -23,14 +23,14 @@ from .text import HAN
 from .views import METRICS, ViewVerdicts, direct_score, sentences
 from .views.scoring import Scores
 
-__all__ = ["METRICS", "DIRECT_SCORE_AXES", "Judgments", "SummaryScores", "SystemScores", "score_summary",
+__all__ = ["METRICS", "DIRECT_SCORE_AXES", "SummaryVerdicts", "SummaryScores", "SystemScores", "score_summary",
            "system_means", "rouge_l"]
 
 DIRECT_SCORE_AXES = direct_score.AXES
 
 
 @dataclass
-class Judgments:
+class SummaryVerdicts:
     """One summary's normalized verdicts. A view missing from `views`, or a None field, was not
     judged or failed; `failures` holds the reason under the view's or judgment's name. Within a
     judged view or sentence check, an item whose own verdict failed is in the view's `failed`, or
@@ -54,7 +54,7 @@ class SummaryScores(BaseModel):
 
 def score_summary(
     scaffold: Scaffold,
-    judgments: Judgments,
+    verdicts: SummaryVerdicts,
     *,
     system: str,
     n_sentences: int,
@@ -65,12 +65,12 @@ def score_summary(
         if items is None:
             what = "extraction failed" if scaffold.origin == "extracted" else "view unavailable"
             out.unavailable(spec.metrics, f"{spec.noun} {what}: {scaffold.failures.get(spec.name, '?')}")
-        elif spec.name not in judgments.views:
-            out.unavailable(spec.metrics, f"{spec.noun} alignment failed: {judgments.failures.get(spec.name, '?')}")
+        elif spec.name not in verdicts.views:
+            out.unavailable(spec.metrics, f"{spec.noun} alignment failed: {verdicts.failures.get(spec.name, '?')}")
         else:
-            spec.score(out, spec.judged(items), judgments.views[spec.name], n_sentences)
-    sentences.score(out, judgments.sentence_faithful, n_sentences, judgments.failures.get(sentences.KIND, "?"))
-    direct_score.score(out, judgments.direct_score, n_sentences, judgments.failures.get(direct_score.KIND, "?"))
+            spec.score(out, spec.judged(items), verdicts.views[spec.name], n_sentences)
+    sentences.score(out, verdicts.sentence_faithful, n_sentences, verdicts.failures.get(sentences.KIND, "?"))
+    direct_score.score(out, verdicts.direct_score, n_sentences, verdicts.failures.get(direct_score.KIND, "?"))
     out.set("rouge_l", rouge_l_value, "no reference summary")
     ordered = {k: out.values[k] for k in METRICS if k in out.values}
     return SummaryScores(doc_id=scaffold.doc_id, system=system, n_sentences=n_sentences, values=ordered,

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..method.metrics import Judgments
+from ..method.metrics import SummaryVerdicts
 from ..method.scaffold import Scaffold
 from ..method.views import ViewVerdicts, direct_score, judgment_kind
 from ..method.views import sentences as sentence_check
@@ -95,16 +95,16 @@ def sentence_verdicts(judge: JudgeSetup, record: Record, n_sentences: int, weigh
     return out
 
 
-def judgments(judge: JudgeSetup, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
-              weighted: bool = False) -> Judgments:
+def summary_verdicts(judge: JudgeSetup, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
+              weighted: bool = False) -> SummaryVerdicts:
     """Normalize one summary's records (keyed by judgment kind) into metric inputs. `weighted`:
     a fact or question counts by the probability the judge gave its verdict, where recorded."""
     if n_sentences == 0:
         # Nothing to judge: every item is missed, F and Fact Focus are undefined (docs/method.md).
-        return Judgments(views={name: ViewVerdicts(kept={i.id: False for i in spec.judged(items)})
+        return SummaryVerdicts(views={name: ViewVerdicts(kept={i.id: False for i in spec.judged(items)})
                                 for name, spec in judge.views.items()
                                 if (items := scaffold.view(name)) is not None})
-    out = Judgments()
+    out = SummaryVerdicts()
     for kind in (*judge.views, sentence_check.KIND, direct_score.KIND):
         record = records.get(kind)
         spec = judge.views.get(kind)
