@@ -127,6 +127,6 @@ class Judge(JudgeSetup):
         return metric_inputs.sentence_verdicts(self, record, n_sentences, weighted)
 
     def summary_verdicts(self, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
-                  weighted: bool = False) -> SummaryVerdicts:
+                         weighted: bool = False) -> SummaryVerdicts:
         return metric_inputs.summary_verdicts(self, scaffold, n_sentences, records, weighted)
 

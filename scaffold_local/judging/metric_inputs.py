@@ -96,14 +96,14 @@ def sentence_verdicts(judge: JudgeSetup, record: Record, n_sentences: int, weigh
 
 
 def summary_verdicts(judge: JudgeSetup, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
-              weighted: bool = False) -> SummaryVerdicts:
+                     weighted: bool = False) -> SummaryVerdicts:
     """Normalize one summary's records (keyed by judgment kind) into metric inputs. `weighted`:
     a fact or question counts by the probability the judge gave its verdict, where recorded."""
     if n_sentences == 0:
         # Nothing to judge: every item is missed, F and Fact Focus are undefined (docs/method.md).
         return SummaryVerdicts(views={name: ViewVerdicts(kept={i.id: False for i in spec.judged(items)})
-                                for name, spec in judge.views.items()
-                                if (items := scaffold.view(name)) is not None})
+                                      for name, spec in judge.views.items()
+                                      if (items := scaffold.view(name)) is not None})
     out = SummaryVerdicts()
     for kind in (*judge.views, sentence_check.KIND, direct_score.KIND):
         record = records.get(kind)

@@ -71,11 +71,11 @@ def member_scaffold(scaffold: Scaffold, member: str) -> Scaffold:
     return scaffold.model_copy(update={"views": views, "doc_id": member})
 
 
-def member_scores(scaffold: Scaffold, judgments: SummaryVerdicts, system: str, n_sentences: int) -> list[SummaryScores]:
+def member_scores(scaffold: Scaffold, verdicts: SummaryVerdicts, system: str, n_sentences: int) -> list[SummaryScores]:
     """A group summary's coverage of each member document: every view metric over that member's items
     (FPS, FC, Main/Supp FC, Fact Focus: the share of sentences given to its facts, QPS, QC, EPS). F,
     the direct score and ROUGE-L judge the summary as a whole and are left out."""
-    per_member = SummaryVerdicts(views=judgments.views, failures=judgments.failures)
+    per_member = SummaryVerdicts(views=verdicts.views, failures=verdicts.failures)
     kept = {key for spec, _ in scaffold.each_view() for key in spec.metrics}
     rows = []
     for member in scaffold.members:

@@ -34,9 +34,9 @@ def summary_scores(judge: Judge, candidate: Candidate, scaffold: Scaffold, plann
     """A summary's scores and, for a group's summary, its coverage of each member document."""
     mine = judge.by_kind(planned, records)
     n_sentences = len(judge.sentences(candidate.summary))
-    judgments = judge.summary_verdicts(scaffold, n_sentences, mine, weighted)
-    scores = score_summary(scaffold, judgments, system=candidate.system, n_sentences=n_sentences,
+    verdicts = judge.summary_verdicts(scaffold, n_sentences, mine, weighted)
+    scores = score_summary(scaffold, verdicts, system=candidate.system, n_sentences=n_sentences,
                            rouge_l_value=rouge_l(candidate.summary, candidate.references))
     members = [{"group": candidate.doc_id, **m.model_dump()}
-               for m in member_scores(scaffold, judgments, candidate.system, n_sentences)]
+               for m in member_scores(scaffold, verdicts, candidate.system, n_sentences)]
     return scores, members
