@@ -1,5 +1,5 @@
 """The documentation: the MkDocs site in docs/ builds in strict mode (a broken link or anchor, a page left out
-of the nav fail it), the README stays short, and the package stands alone: no text in it points at a folder
+of the nav fail it), the README stays short and states its results files' numbers, and the package stands alone: no text in it points at a folder
 outside the repository."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -62,3 +63,26 @@ def test_nothing_points_outside_the_repository():
         if OUTSIDE in text:
             offenders.append(path.relative_to(ROOT).as_posix())
     assert not offenders, f"these mention {OUTSIDE}: {offenders}; name the folder neutrally (--data <eval-data>)"
+
+
+def _cell(estimate: dict | None) -> str:
+    return "-" if not estimate else f"{estimate['value']:.3f} [{estimate['low95']:.3f}, {estimate['high95']:.3f}]"
+
+
+def test_the_readmes_validation_table_states_what_its_results_files_hold():
+    """The README's numbers against people are its results files', not retyped: each row's sample, judge, word overlap
+    and human ceiling as the file holds them (three digits)."""
+    results = ROOT / "benchmarks" / "results"
+    default = json.loads((results / "default_method_17_all_cpu.json").read_text())
+    aggrefact = json.loads((results / "default_method_cpu.json").read_text())
+    expected = {name: (len(default["documents"][name]), default["table"][name]["items"], default["table"][name],
+                       "version 17") for name in ("REALSumm", "FRANK", "SummEdits")}
+    expected["AggreFact"] = (len(aggrefact["documents"]["AggreFact"]), aggrefact["table"]["AggreFact"]["items"],
+                             aggrefact["table"]["AggreFact"], "version 15")
+    rows = {name: line for line in (ROOT / "README.md").read_text().splitlines() for name in expected
+            if line.startswith("| ") and f"({name}" in line}
+    assert set(rows) == set(expected)
+    for name, (documents, items, row, version) in expected.items():
+        cells = [c.strip() for c in rows[name].strip("|").split("|")]
+        assert cells[1].startswith(f"{documents} documents, {items} "), (name, cells[1])
+        assert cells[2:] == [_cell(row[version]), _cell(row["word overlap"]), _cell(row.get("human ceiling"))], name
