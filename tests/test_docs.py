@@ -1,6 +1,6 @@
 """The documentation: the MkDocs site in docs/ builds in strict mode (a broken link or anchor, a page left out
-of the nav fail it), the README stays short and states its results files' numbers, and the package stands alone: no text in it points at a folder
-outside the repository."""
+of the nav fail it), the README stays short and states its results files' numbers, and the package stands alone: no
+text in it points at a folder outside the repository."""
 
 from __future__ import annotations
 
