@@ -2,14 +2,13 @@
 plans each request (prompt + per-request schema + token budget) and reads its output back into a
 record, parsed or failed with a failure class; assembles scaffolds and the metric inputs of one
 summary. Knows prompts, schemas and the views; never an engine. Each job lives in its own module:
-extraction.py (stage 1), written_verdicts.py and read_verdicts.py (stage 2: each judgment task's planner, written
-or read, is chosen once when the judge is bound to its method version) and metric_inputs.py (records -> metric
-inputs); this class only binds them to its setup."""
+extraction.py (stage 1), strategies.py (stage 2: each judgment kind's strategy, written or read, chosen once when the
+judge is bound to its method version: it plans the kind's requests and reads its records back) and metric_inputs.py
+(records -> metric inputs); this class only binds them to its setup."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from ..backends.protocol import Result
 from ..data.inputs import Candidate, Document
@@ -26,10 +25,8 @@ from .judge_setup import JudgeSetup
 from .planned import PlannedRequest, read_together
 from .prompts import PromptTemplate
 from .read_verdicts import VerdictReader
-from .written_verdicts import parse_written, plan_written
-
-# One summary's requests of one judgment task: (scaffold, document, candidate, task, the summary's sentences).
-Planner = Callable[[Scaffold | None, Document, Candidate, str, list[str]], list[PlannedRequest]]
+from .strategies import JudgmentStrategy, ReadJudgment, WrittenJudgment
+from .written_verdicts import parse_written
 
 
 class Judge(JudgeSetup):
@@ -40,13 +37,12 @@ class Judge(JudgeSetup):
                  prompts: Mapping[str, PromptTemplate] | None = None):
         super().__init__(config, method, prompts)
         # Every judge reads what it was asked to read (the holistic pairwise baseline is read under any version);
-        # only a version that reads its verdicts plans its judgments as readings.
+        # only a version that reads a kind's verdicts plans that kind's judgments as readings.
         self.reader = VerdictReader(self)
-        # Each judgment task's way of asking, written or read, chosen once here for the method version.
-        written = functools.partial(plan_written, self)
-        self.planners: dict[str, Planner] = {
-            task: self.reader.plan if self.method.reads(judgment_kind(task) or "") else written
-            for task in self.judgment_tasks()}
+        read, written = ReadJudgment(self, self.reader), WrittenJudgment(self)
+        # Each judgment kind's strategy, written or read, chosen once here for the method version.
+        kinds = (*self.views, sentence_check.KIND, direct_score.KIND)
+        self.strategies: dict[str, JudgmentStrategy] = {k: read if self.method.reads(k) else written for k in kinds}
 
     # ------------------------------------------------------------ stage 1: extraction
 
@@ -70,14 +66,15 @@ class Judge(JudgeSetup):
     def plan(self, scaffold: Scaffold | None, document: Document, candidate: Candidate,
              task: str | None = None) -> list[PlannedRequest]:
         """The requests for one summary: of every judgment task, or of `task` alone. A summary with no
-        sentences needs none (see `judgments`)."""
+        sentences needs none (see `summary_verdicts`)."""
         sentences = self.sentences(candidate.summary, self.summary_language(document))
         if not sentences:
             return []
         planned = []
-        for asked, plan in self.planners.items():
+        for asked in self.judgment_tasks():
             if task in (None, asked):
-                requests = plan(scaffold, document, candidate, asked, sentences)
+                strategy = self.strategies[judgment_kind(asked) or ""]
+                requests = strategy.plan(scaffold, document, candidate, asked, sentences)
                 # one task's readings of the summary are computed together, whether or not the others are planned
                 planned += read_together(requests, self.fingerprint) if self.method.readings_together else requests
         return planned
@@ -121,12 +118,12 @@ class Judge(JudgeSetup):
     by_kind = staticmethod(metric_inputs.by_kind)
 
     def verdicts(self, view: str, record: Record, weighted: bool = False) -> ViewVerdicts:
-        return metric_inputs.view_verdicts(self, view, record, weighted)
+        return metric_inputs.view_verdicts(self, self.strategies[view], view, record, weighted)
 
     def sentence_verdicts(self, record: Record, n_sentences: int, weighted: bool = False) -> list[float | None]:
-        return metric_inputs.sentence_verdicts(self, record, n_sentences, weighted)
+        return self.strategies[sentence_check.KIND].sentence_verdicts(record, n_sentences, weighted)
 
     def summary_verdicts(self, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
                          weighted: bool = False) -> SummaryVerdicts:
-        return metric_inputs.summary_verdicts(self, scaffold, n_sentences, records, weighted)
+        return metric_inputs.summary_verdicts(self, self.strategies, scaffold, n_sentences, records, weighted)
 

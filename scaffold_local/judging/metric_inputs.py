@@ -1,5 +1,5 @@
 """One summary's records as metric inputs: each view's verdicts, each sentence's check and the direct
-score, decided as the judge's method and thresholds decide them."""
+score, decided as each kind's strategy (strategies.py) and the judge's thresholds decide them."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from ..records import Record
 from .judge_setup import JudgeSetup
 from .planned import PlannedRequest
 from .prior_free import prior_kind, with_priors
-from .read_verdicts import SUPPORTED, citation_failed, cited, grades
+from .read_verdicts import citation_failed, cited
+from .strategies import JudgmentStrategy
 from .verdicts import join_records
 
 
@@ -41,18 +42,12 @@ def by_kind(planned: Sequence[PlannedRequest], records: Mapping[str, Record], ra
     return joined if raw else with_priors(joined, priors)  # with_priors corrects only the kinds joined here
 
 
-def view_verdicts(judge: JudgeSetup, view: str, record: Record, weighted: bool = False,
+def view_verdicts(judge: JudgeSetup, strategy: JudgmentStrategy, view: str, record: Record, weighted: bool = False,
                   n_sentences: int | None = None) -> ViewVerdicts:
     """A view's verdicts as this judge decides them: the output's own, or, for every item whose
     P(kept) was recorded, P(kept) itself (`weighted`) or P(kept) >= the config's decision threshold.
     Items whose verdict failed are in `failed`, neither kept nor missed."""
-    parsed = record.parsed if judge.method.reads(view) else None
-    if parsed is not None:
-        field = judge.views[view].reading.field  # type: ignore[union-attr]  # planned only where it has one
-        verdicts = ViewVerdicts(kept={i: v[field] for i, v in parsed.items() if field in v},
-                                failed=dict(record.failed_items or {}))
-    else:
-        verdicts = judge.views[view].read_record(record) or ViewVerdicts(kept={})
+    verdicts, parsed = strategy.view_verdicts(view, record)
     threshold = judge.thresholds.get(view)
     if record.confidence and weighted:
         verdicts = dataclasses.replace(verdicts, kept={**verdicts.kept, **record.confidence})
@@ -76,27 +71,8 @@ def _with_citations(judge: JudgeSetup, verdicts: ViewVerdicts, parsed: Mapping[s
     return dataclasses.replace(verdicts, cited=citations, uncited=uncited)
 
 
-def sentence_verdicts(judge: JudgeSetup, record: Record, n_sentences: int, weighted: bool = False) -> list[float | None]:
-    """Each summary sentence faithful (1) or not (0), or P(supported) when `weighted` (where it is read);
-    None where its verdict failed."""
-    parsed, failed = record.parsed or {}, record.failed_items or {}
-    if not judge.method.reads(sentence_check.KIND):
-        return [None if ok is None else float(ok) for ok in sentence_check.read_faithful(parsed, failed, n_sentences)]
-    threshold, confidence = judge.thresholds.get(sentence_check.KIND), record.confidence or {}
-    out: list[float | None] = []
-    for i in range(1, n_sentences + 1):
-        item = f"S{i}"
-        if item in failed or item not in confidence:
-            out.append(None)
-        elif weighted:
-            out.append(confidence[item])
-        else:
-            out.append(float(confidence[item] >= threshold if threshold is not None else parsed[item][SUPPORTED]))
-    return out
-
-
-def summary_verdicts(judge: JudgeSetup, scaffold: Scaffold, n_sentences: int, records: Mapping[str, Record],
-                     weighted: bool = False) -> SummaryVerdicts:
+def summary_verdicts(judge: JudgeSetup, strategies: Mapping[str, JudgmentStrategy], scaffold: Scaffold, n_sentences: int,
+                     records: Mapping[str, Record], weighted: bool = False) -> SummaryVerdicts:
     """Normalize one summary's records (keyed by judgment kind) into metric inputs. `weighted`:
     a fact or question counts by the probability the judge gave its verdict, where recorded."""
     if n_sentences == 0:
@@ -120,17 +96,15 @@ def summary_verdicts(judge: JudgeSetup, scaffold: Scaffold, n_sentences: int, re
         else:
             parsed = record.parsed
         if spec is not None:
-            out.views[kind] = (view_verdicts(judge, kind, record, weighted, n_sentences) if record is not None
-                               else spec.read(parsed))
+            out.views[kind] = (view_verdicts(judge, strategies[kind], kind, record, weighted, n_sentences)
+                               if record is not None else spec.read(parsed))
         elif kind == sentence_check.KIND:
             assert record is not None
-            out.sentence_faithful = sentence_verdicts(judge, record, n_sentences, weighted)
-        elif judge.method.reads(direct_score.KIND):
-            read, why = grades(parsed)
+            out.sentence_faithful = strategies[kind].sentence_verdicts(record, n_sentences, weighted)
+        else:
+            read, why = strategies[kind].direct_score(parsed)
             if read is None:
                 out.failures[kind] = why
             else:
                 out.direct_score = read
-        else:
-            out.direct_score = direct_score.read_grades(parsed)
     return out

@@ -20,7 +20,6 @@ from ..method.scaffold import Scaffold
 from ..method.schemas import SchemaLimits
 from ..method.text import content_words, overlap
 from ..method.views import sentences as sentence_check
-from .read_verdicts import category as read_category
 
 NEAR_DUPLICATE = 0.8
 
@@ -102,7 +101,7 @@ def read_support(quality: ScaffoldQuality, scaffold: Scaffold, record: Any, judg
         if supported is None or supported >= 0.5:
             continue  # supported, or this fact's check failed: neither supported nor unsupported
         verdict = record.parsed.get(f"S{i}", {})
-        category = read_category(verdict) if judge.method.reads(sentence_check.KIND) else verdict.get("category")
+        category = judge.strategies[sentence_check.KIND].category(verdict)
         quality.unsupported.append(fact.id)
         quality.unsupported_reasons[fact.id] = f"{category}: {verdict.get('reason', '')}".rstrip(": ")
 
