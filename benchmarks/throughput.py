@@ -144,7 +144,7 @@ def planned_requests(judge: Any, workload: Workload, scaffolds: dict, row: Row) 
 
     documents = {d.doc_id: d for d in workload.documents}
     if row.extraction:
-        planned = [p for d in workload.documents for p in judge.extraction_requests(d)]
+        planned = [p for d in workload.documents for p in judge.extraction.requests(d)]
     else:
         planned = [p for c in workload.candidates
                    for p in judge.plan(scaffolds[c.doc_id], documents[c.doc_id], c)]

@@ -88,7 +88,7 @@ def realsumm(data: Path, store: Path, model: str, documents: int, seed: int) -> 
                 asked = {f"v{version} FC": (scaffold, False, False, "fc"),
                          f"v{version} FC weighted by P": (scaffold, True, True, "fc")}
                 if version == 19:
-                    extracted = pipeline.scaffolds.get(pipeline.judge.scaffold_key(document)).scaffold
+                    extracted = pipeline.scaffolds.get(pipeline.judge.extraction.scaffold_key(document)).scaffold
                     asked |= {"v19 FC weighted by q": (scaffold, False, True, "fc"),
                               "v19 Main FC, read labels": (scaffold, False, False, "main_fc"),
                               "v19 Main FC, extracted labels": (extracted, False, False, "main_fc")}

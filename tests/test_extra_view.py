@@ -116,7 +116,7 @@ WITH_NUMBERS = dataclasses.replace(BASE, number=NEWEST + 1, views=(*PAPER_VIEWS,
 
 def scaffold_keys(config: ModelConfig) -> dict[int, str]:
     document = Document(doc_id="factory", text=FACTORY, sha256="0" * 64)
-    return {v: Judge(config, method).scaffold_key(document) for v, method in METHOD_VERSIONS.items()}
+    return {v: Judge(config, method).extraction.scaffold_key(document) for v, method in METHOD_VERSIONS.items()}
 
 
 @pytest.fixture

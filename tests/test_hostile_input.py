@@ -148,7 +148,7 @@ def test_a_document_that_no_chunk_can_fit_is_skipped_before_anything_is_sent(res
     assert "counted as the responder counts" in issue.message  # exact for this backend, and said how
     assert "not sent, never truncated: its 2 record(s) (2, 3) are skipped" in issue.message
     # The count is the one the engine would use: exactly the responder's own prompt token count.
-    planned = judge.extraction_requests(load_input(path).documents["long"])
+    planned = judge.extraction.requests(load_input(path).documents["long"])
     assert tokens in {ResponderTokens().count(p.request.messages) for p in planned}
 
     counting = Counting()
@@ -428,8 +428,8 @@ def test_many_tiny_records_load_check_and_plan(responder_config, tmp_path):
     fit = fit_context(judge, loaded)
     checked_s = time.perf_counter() - started
     started = time.perf_counter()
-    extraction = [p for d in fit.loaded.documents.values() for p in judge.extraction_requests(d)]
-    keys = {judge.scaffold_key(d) for d in fit.loaded.documents.values()}
+    extraction = [p for d in fit.loaded.documents.values() for p in judge.extraction.requests(d)]
+    keys = {judge.extraction.scaffold_key(d) for d in fit.loaded.documents.values()}
     judgments = []
     for c in fit.loaded.candidates:  # every judgment request, against a small scaffold per document
         document = fit.loaded.documents[c.doc_id]
@@ -551,7 +551,7 @@ def test_the_embedded_judges_tokenizer_count_is_the_engines_own(tmp_path):
     issue = next(i for i in fit.issues if i.doc_id == "long")
     assert issue.severity == "error" and "counted with the judge's tokenizer and chat template" in issue.message
     task, tokens = re.search(r"(extract_\w+) prompt of ([\d,]+) tokens", issue.message).groups()
-    planned = next(p for p in judge.extraction_requests(loaded.documents["long"]) if p.task == task)
+    planned = next(p for p in judge.extraction.requests(loaded.documents["long"]) if p.task == task)
     backend = TransformersBackend(config)
     try:
         [result] = backend.generate([planned.request])

@@ -72,9 +72,9 @@ def test_detection_names_the_language_and_stays_out_of_earlier_versions():
     assert detect("12 345 !").code == "und"
     config = ModelConfig.load(str(RESPONDER_CONFIG))
     german = Document(doc_id="de", text=GERMAN, sha256=sha256_text(GERMAN))
-    v6 = Judge(config, method_version(6)).extraction_requests(german)
+    v6 = Judge(config, method_version(6)).extraction.requests(german)
     assert all("in German, the language of the document" in p.request.messages[0].content for p in v6)
-    v5 = Judge(config, method_version(5)).extraction_requests(german)
+    v5 = Judge(config, method_version(5)).extraction.requests(german)
     assert not any("language" in p.request.context for p in v5)
     assert all("the language of the document" not in p.request.messages[0].content for p in v5)
 

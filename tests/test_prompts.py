@@ -43,7 +43,7 @@ def _render_all(version: int) -> str:
     judge = _judge(version)
     document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
     candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant. It hired 200 people.")
-    planned = judge.extraction_requests(document) + judge.plan(SCAFFOLD, document, candidate)
+    planned = judge.extraction.requests(document) + judge.plan(SCAFFOLD, document, candidate)
     if judge.method.reads_main:
         planned += main_requests(judge, SCAFFOLD, document)
     blocks = []
@@ -130,7 +130,7 @@ def test_v2_prompts_show_labels_and_name_every_category_and_entity_kind():
     document = Document(doc_id="d", text=DOCUMENT, sha256=SCAFFOLD.document_sha256)
     candidate = Candidate(record=1, doc_id="d", system="s", summary="Alpha Corp opened a plant.")
     rendered = {p.task: "\n".join(m.content for m in p.request.messages)
-                for p in judge.extraction_requests(document) + judge.plan(SCAFFOLD, document, candidate)}
+                for p in judge.extraction.requests(document) + judge.plan(SCAFFOLD, document, candidate)}
     assert "F1 (main point): Alpha Corp opened a factory in Denton." in rendered["align_facts"]
     assert "F2 (supporting detail): The factory employs 200 workers." in rendered["align_facts"]
     assert "Q1 (main point): What did Alpha Corp open?" in rendered["align_questions"]

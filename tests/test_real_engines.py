@@ -93,9 +93,9 @@ def test_every_extraction_output_is_schema_valid(finished):
     loaded = load_input(EXAMPLES)
     judge = Judge(finished.config, method_version(WRITTEN))
     for document in loaded.documents.values():
-        stored = ScaffoldStore(finished.store).get(judge.scaffold_key(document))
+        stored = ScaffoldStore(finished.store).get(judge.extraction.scaffold_key(document))
         assert stored is not None, document.doc_id
-        planned = {p.task: p.request for p in judge.extraction_requests(document)}
+        planned = {p.task: p.request for p in judge.extraction.requests(document)}
         assert sorted(r.task for r in stored.records) == sorted(planned)
         for record in stored.records:
             assert record.finish_reason == "stop", (record.request_id, record.text)
@@ -112,7 +112,7 @@ def test_every_scaffold_item_gets_exactly_one_verdict(finished):
         records[record["cache_key"]] = record
     checked = 0
     for candidate in loaded.candidates:
-        stored = ScaffoldStore(finished.store).get(judge.scaffold_key(loaded.documents[candidate.doc_id]))
+        stored = ScaffoldStore(finished.store).get(judge.extraction.scaffold_key(loaded.documents[candidate.doc_id]))
         scaffold = stored.scaffold
         n_sentences = len(judge.sentences(candidate.summary))
         for planned in judge.plan(scaffold, loaded.documents[candidate.doc_id], candidate):
@@ -192,7 +192,7 @@ def test_the_default_method_reads_every_item_once_on_the_hosted_backend(tmp_path
     lines = next((store / "runs").iterdir()).joinpath("records.jsonl").read_text().splitlines()
     records = {record["cache_key"]: record for record in map(json.loads, lines)}
     planned = [p for c in loaded.candidates
-               for p in judge.plan(ScaffoldStore(store).get(judge.scaffold_key(loaded.documents[c.doc_id])).scaffold,
+               for p in judge.plan(ScaffoldStore(store).get(judge.extraction.scaffold_key(loaded.documents[c.doc_id])).scaffold,
                                    loaded.documents[c.doc_id], c)]
     assert planned and all(p.reading is not None for p in planned) and set(records) == {p.cache_key for p in planned}
     for p in planned:

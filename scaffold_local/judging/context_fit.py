@@ -149,7 +149,7 @@ class _ContextCheck:
         def fits(text: str) -> bool:
             if most_tokens is not None and self.text_tokens(text) > most_tokens:
                 return False
-            return self.fits(self.judge.extraction_requests(Document(doc_id=doc_id, text=text, sha256="")))
+            return self.fits(self.judge.extraction.requests(Document(doc_id=doc_id, text=text, sha256="")))
         return fits
 
     def text_tokens(self, text: str) -> int:
@@ -159,7 +159,7 @@ class _ContextCheck:
                  chunks: dict[str, tuple[Document, ...]] | None = None) -> InputIssue | None:
         """None when every extraction prompt fits; else a warning that the document goes to chunked
         mode (its chunks put in `chunks`), or an error (skip the document) where no chunk can fit."""
-        too_long = next(((p, found) for p in self.judge.extraction_requests(document)
+        too_long = next(((p, found) for p in self.judge.extraction.requests(document)
                          if (found := self.measure(p)) is not None), None)
         forced = chunk_tokens is not None and self.text_tokens(document.text) > chunk_tokens
         where = {"record": candidates[0].record, "field": self.fields.document, "doc_id": document.doc_id}

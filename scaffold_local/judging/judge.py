@@ -1,14 +1,14 @@
 """The judge: one object for everything a judge does with a model config and a method version. It
 plans each request (prompt + per-request schema + token budget) and reads its output back into a
 record, parsed or failed with a failure class; assembles scaffolds and the metric inputs of one
-summary. Knows prompts, schemas and the views; never an engine. Each job lives in its own module:
-extraction.py (stage 1), strategies.py (stage 2: each judgment kind's strategy, written or read, chosen once when the
-judge is bound to its method version: it plans the kind's requests and reads its records back) and metric_inputs.py
-(records -> metric inputs); this class only binds them to its setup."""
+summary. Knows prompts, schemas and the views; never an engine. Each job lives in its own module: extraction.py
+(stage 1: `judge.extraction`), strategies.py (stage 2: each judgment kind's strategy, written or read, chosen once when
+the judge is bound to its method version: it plans the kind's requests and reads its records back) and
+metric_inputs.py (records -> metric inputs); this class binds them to its setup."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from ..backends.protocol import Result
 from ..data.inputs import Candidate, Document
@@ -19,8 +19,9 @@ from ..method.versions import MethodVersion
 from ..method.views import ViewVerdicts, direct_score, judgment_kind
 from ..method.views import sentences as sentence_check
 from ..records import Record
-from . import extraction, metric_inputs
+from . import metric_inputs
 from .config import ModelConfig
+from .extraction import Extraction
 from .judge_setup import JudgeSetup
 from .planned import PlannedRequest, read_together
 from .prompts import PromptTemplate
@@ -36,6 +37,7 @@ class Judge(JudgeSetup):
     def __init__(self, config: ModelConfig, method: MethodVersion | None = None,
                  prompts: Mapping[str, PromptTemplate] | None = None):
         super().__init__(config, method, prompts)
+        self.extraction = Extraction(self)  # stage 1
         # Every judge reads what it was asked to read (the holistic pairwise baseline is read under any version);
         # only a version that reads a kind's verdicts plans that kind's judgments as readings.
         self.reader = VerdictReader(self)
@@ -43,23 +45,6 @@ class Judge(JudgeSetup):
         # Each judgment kind's strategy, written or read, chosen once here for the method version.
         kinds = (*self.views, sentence_check.KIND, direct_score.KIND)
         self.strategies: dict[str, JudgmentStrategy] = {k: read if self.method.reads(k) else written for k in kinds}
-
-    # ------------------------------------------------------------ stage 1: extraction
-
-    def extraction_requests(self, document: Document) -> list[PlannedRequest]:
-        return extraction.extraction_requests(self, document)
-
-    def scaffold_key(self, document: Document) -> str:
-        return extraction.scaffold_key(self, document)
-
-    def build_scaffold(self, document: Document, records: Mapping[str, Record]) -> Scaffold:
-        return extraction.build_scaffold(self, document, records)
-
-    def label_requests(self, scaffold: Scaffold, document: Document) -> list[PlannedRequest]:
-        return extraction.label_requests(self, scaffold, document)
-
-    def language_note(self, documents: Iterable[Document]) -> str | None:
-        return extraction.language_note(self, documents)
 
     # ------------------------------------------------------------ stage 2: judgment
 

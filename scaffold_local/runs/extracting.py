@@ -45,7 +45,7 @@ def extract_scaffolds(judge: Judge, store: ScaffoldStore, cache: JudgmentCache, 
                 cache.put([r for r in mine.values() if r.cache_key not in answered])  # failures kept for audit
                 outcome.unavailable[doc_id] = "extraction failed, retried next run: " + "; ".join(passing)
                 continue
-            scaffold = judge.build_scaffold(by_doc[doc_id], mine)
+            scaffold = judge.extraction.build_scaffold(by_doc[doc_id], mine)
             store.put(StoredScaffold(scaffold=scaffold, records=list(mine.values())))
             # answered once for every method version that sends the same requests (its scaffold key is its own)
             cache.put([r for r in mine.values() if r.cache_key not in answered])
@@ -68,17 +68,17 @@ def _reuse_stored(judge: Judge, store: ScaffoldStore, documents: Sequence[Docume
     outputs, no engine call); the extraction requests of every other document."""
     pending: list[PlannedRequest] = []
     for document in documents:
-        stored = store.get(judge.scaffold_key(document))
+        stored = store.get(judge.extraction.scaffold_key(document))
         if stored is not None and stored.scaffold.assembly < ASSEMBLY_VERSION:
             records = {r.task.removeprefix("extract_"): r for r in stored.records}
-            stored = StoredScaffold(scaffold=judge.build_scaffold(document, records), records=stored.records)
+            stored = StoredScaffold(scaffold=judge.extraction.build_scaffold(document, records), records=stored.records)
             store.put(stored)
         if stored is not None:
             outcome.scaffolds[document.doc_id] = stored.scaffold.model_copy(update={"doc_id": document.doc_id})
             outcome.records.extend(stored.records)
             outcome.reused += 1
         else:
-            pending.extend(judge.extraction_requests(document))
+            pending.extend(judge.extraction.requests(document))
     return pending
 
 

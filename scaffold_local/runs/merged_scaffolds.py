@@ -42,7 +42,7 @@ def merge_chunks(judge: Judge, store: ScaffoldStore, answer: Answer, scaffolds: 
             scaffolds.records.extend(stored.records)
             continue
         merged = merge(loaded.documents[doc_id], chunk_scaffolds, key)
-        pending[doc_id] = (merged, judge.label_requests(merged, loaded.documents[doc_id]))
+        pending[doc_id] = (merged, judge.extraction.label_requests(merged, loaded.documents[doc_id]))
     records, _ = answer([p for _, planned in pending.values() for p in planned], "labelling long documents")
     for doc_id, (merged, planned) in pending.items():
         mine = [records[p.cache_key] for p in planned if p.cache_key in records]

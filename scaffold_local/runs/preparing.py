@@ -46,6 +46,6 @@ def prepare_for(judge: Judge, scaffolds: str, loaded: LoadedInput, extracting: b
         notes.append(f"the thresholds of {config.name} were calibrated under method version {calibrated}; under "
                      f"version {method.number} its verdicts count as {rule}"
                      + (" (or, where read against a prior, three times likelier)" if method.prior_free_kinds else ""))
-    if extracting and (language := judge.language_note(fitted.documents.values())):
+    if extracting and (language := judge.extraction.language_note(fitted.documents.values())):
         notes.append(language)
     return Prepared(fitted, fit.issues, summary, notes)

@@ -64,7 +64,7 @@ def from_judge(judge: Judge, documents: list[Document], store: ScaffoldStore) ->
     """Another judge's stored scaffolds (isolates judging from extraction in a comparison)."""
     out = ScaffoldSet()
     for document in documents:
-        stored = store.get(judge.scaffold_key(document))
+        stored = store.get(judge.extraction.scaffold_key(document))
         if stored is None:
             out.unavailable[document.doc_id] = (f"judge {judge.config.name} has no stored scaffold for this document "
                                                 f"(run `scaffold-local extract -m {judge.config.name}` first)")
