@@ -25,8 +25,6 @@ from .written_verdicts import plan_written
 class WrittenJudgment:
     """Verdicts the judge writes, as the output states them."""
 
-    reads = False
-
     def __init__(self, judge: JudgeSetup):
         self.judge = judge
 
@@ -53,8 +51,6 @@ class WrittenJudgment:
 
 class ReadJudgment:
     """Verdicts read from the judge's next-token probabilities, counted at the judge's thresholds."""
-
-    reads = True
 
     def __init__(self, judge: JudgeSetup, reader: VerdictReader):
         self.judge, self.reader = judge, reader
