@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 
 from benchmarks.method_agreement import fresh_documents  # noqa: E402
 from benchmarks.version_19_dev import paired, spearman  # noqa: E402
-from scaffold_local.metaeval import OWN_SUMMARIES, PER_DOCUMENT, POOLED, MetaEvalResult, end_to_end, load  # noqa: E402
+from scaffold_local.metaeval import OWN_SUMMARIES, PER_DOCUMENT, POOLED, MetaEvalResult, load, realsumm_end_to_end  # noqa: E402
 from scaffold_local.runs import (  # noqa: E402
     DEFAULT_MODEL,
     ModelConfig,
@@ -83,7 +83,7 @@ def no_worse(difference: tuple[float, float, float], failed_share: float) -> str
 def score(a: argparse.Namespace, version: int | None, docs: list[dict]) -> tuple[MetaEvalResult, int]:
     pipeline = Pipeline(ModelConfig.load(a.model), a.store, method=version)
     try:
-        return end_to_end(pipeline, docs, a.seed), pipeline.method.number
+        return realsumm_end_to_end(pipeline, docs, a.seed), pipeline.method.number
     finally:
         pipeline.close()
 

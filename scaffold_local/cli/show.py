@@ -11,7 +11,7 @@ from rich.markup import escape
 from .. import runs
 from ..errors import UsageError
 from ..records import describe_decision
-from ..report import evidence, rankings_table, results
+from ..report import evidence_panel, rankings_table, results
 from .options import DsScaleOpt, check_ds_scale
 from .output import command_app, console, print_breakdowns
 
@@ -57,7 +57,7 @@ def show(
             chosen = [i.strip() for i in (items or "").split(",") if i.strip()]
             explained = {e.item: e.text or f"(no justification: {e.failure})"
                          for e in write_explanations(run, summary, chosen)}
-        console.print(evidence(run, summary, ds_scale, explained))
+        console.print(evidence_panel(run, summary, ds_scale, explained))
         return
     spec = run.spec
     console.print(results(run, ds_scale, explain_metrics))

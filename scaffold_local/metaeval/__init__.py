@@ -7,7 +7,7 @@ cache as `score`, so a rerun sends nothing new."""
 from .agreement import OTHERS, best_threshold, binary_agreement, cell, grouped_bootstrap, majority_of_others, ranking
 from .calibration import CALIBRATED_BY, calibrate, write_config
 from .correlation import OWN_SUMMARIES, PER_DOCUMENT, POOLED, correlation_table
-from .end_to_end import end_to_end
+from .end_to_end import realsumm_end_to_end
 from .frank import OVERLAP_SUPPORTED, faithfulness, flagged_by_overlap, source_of
 from .human_labels import load
 from .realsumm import AlignmentItems, alignment_items, document_of, facts_scaffold, present_by_overlap
@@ -20,6 +20,7 @@ __all__ = [
     "AlignmentItems", "CALIBRATED_BY", "MetaEvalResult", "OTHERS", "OVERLAP_SUPPORTED", "OWN_SUMMARIES",
     "PER_DOCUMENT", "POOLED", "TASKS", "alignment_items", "best_of", "best_threshold", "binary_agreement",
     "calibrate", "cell", "check_summaries", "consistency", "correlation_table", "document_of", "domain_of",
-    "end_to_end", "entity_edits", "facts_scaffold", "faithfulness", "flagged_by_overlap", "grouped_bootstrap", "load",
-    "majority_of_others", "present_by_overlap", "ranking", "run_task", "source_of", "tasks_for", "write_config",
+    "entity_edits", "facts_scaffold", "faithfulness", "flagged_by_overlap", "grouped_bootstrap", "load",
+    "majority_of_others", "present_by_overlap", "ranking", "realsumm_end_to_end", "run_task", "source_of",
+    "tasks_for", "write_config",
 ]

@@ -31,7 +31,7 @@ METRICS = ("fc", "fps", "main_fc")  # the fact metrics correlated; FC is the one
 HUMAN = "human_litepyramid"
 
 
-def end_to_end(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
+def realsumm_end_to_end(pipeline: Pipeline, docs: list[dict[str, Any]], seed: int = 0) -> MetaEvalResult:
     documents = [document_of(doc) for doc in docs]
     scaffolds = pipeline.extract(documents).scaffolds
     plans = []

@@ -21,7 +21,7 @@ TASKS: dict[str, tuple[str, Adapter]] = {
     "realsumm-alignment": ("realsumm", realsumm.alignment),
     "realsumm-extraction": ("realsumm", realsumm.extraction),
     "realsumm-importance": ("realsumm", importance.importance),
-    "realsumm-end-to-end": ("realsumm", end_to_end.end_to_end),
+    "realsumm-end-to-end": ("realsumm", end_to_end.realsumm_end_to_end),
     "realsumm-pairs": ("realsumm", pairs.realsumm_pairs),
     "frank": ("frank", frank.faithfulness),
     "summeval": ("summeval", summeval.correlation),

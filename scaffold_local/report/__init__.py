@@ -9,7 +9,7 @@ from .console import (
     results,
     systems_table,
 )
-from .evidence import evidence
+from .evidence import evidence_panel
 
-__all__ = ["budget_table", "evidence", "grouped_vs_individual_table", "member_table", "rankings_table", "results",
+__all__ = ["budget_table", "evidence_panel", "grouped_vs_individual_table", "member_table", "rankings_table", "results",
            "systems_table"]

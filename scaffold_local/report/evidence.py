@@ -34,7 +34,7 @@ def _scaffold_lines(scaffold: Scaffold) -> list[Text]:
     return lines
 
 
-def evidence(run: Run, key: str, ds_scale: int = 10, explained: Mapping[str, str] | None = None) -> Group:
+def evidence_panel(run: Run, key: str, ds_scale: int = 10, explained: Mapping[str, str] | None = None) -> Group:
     """Item-level evidence for one summary: each scaffold item kept or missed, with sentence ids
     and the judge's justification (`explained`: written on demand, for a run that read its verdicts),
     then what assembling the scaffold changed."""
