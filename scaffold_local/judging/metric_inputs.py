@@ -10,7 +10,7 @@ from typing import Any
 
 from ..method.metrics import SummaryVerdicts
 from ..method.scaffold import Scaffold
-from ..method.views import ViewVerdicts, direct_score, judgment_kind
+from ..method.views import ViewVerdicts, judgment_kind
 from ..method.views import sentences as sentence_check
 from ..records import Record
 from .judge_setup import JudgeSetup
@@ -81,7 +81,7 @@ def summary_verdicts(judge: JudgeSetup, strategies: Mapping[str, JudgmentStrateg
                                       for name, spec in judge.views.items()
                                       if (items := scaffold.view(name)) is not None})
     out = SummaryVerdicts()
-    for kind in (*judge.views, sentence_check.KIND, direct_score.KIND):
+    for kind, strategy in strategies.items():  # every judgment kind: the views, the sentence check, the direct score
         record = records.get(kind)
         spec = judge.views.get(kind)
         items = scaffold.view(kind)
@@ -96,13 +96,13 @@ def summary_verdicts(judge: JudgeSetup, strategies: Mapping[str, JudgmentStrateg
         else:
             parsed = record.parsed
         if spec is not None:
-            out.views[kind] = (view_verdicts(judge, strategies[kind], kind, record, weighted, n_sentences)
+            out.views[kind] = (view_verdicts(judge, strategy, kind, record, weighted, n_sentences)
                                if record is not None else spec.read(parsed))
         elif kind == sentence_check.KIND:
             assert record is not None
-            out.sentence_faithful = strategies[kind].sentence_verdicts(record, n_sentences, weighted)
+            out.sentence_faithful = strategy.sentence_verdicts(record, n_sentences, weighted)
         else:
-            read, why = strategies[kind].direct_score(parsed)
+            read, why = strategy.direct_score(parsed)
             if read is None:
                 out.failures[kind] = why
             else:
