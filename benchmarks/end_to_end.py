@@ -49,6 +49,7 @@ GOAL = 0.50
 # bound of at least NO_WORSE; an interval wider than WIDEST either side decides nothing (the draw is extended).
 NO_WORSE, WIDEST = -0.05, 0.08
 MOST_FAILED = 0.02
+LEVELS = (POOLED, PER_DOCUMENT, OWN_SUMMARIES)
 NAMES = {"judge_fc": "FC (the judge)", "judge_fps": "FPS (the judge)", "judge_main_fc": "Main FC (the judge)",
          "lexical_fc": "FC (word overlap)", "lexical_fps": "FPS (word overlap)", "lexical_main_fc": "Main FC (word overlap)",
          "lexical_fc_key_facts": "FC (word overlap) on people's key facts instead of the extracted ones",
@@ -61,6 +62,11 @@ def estimate(row: dict, measure: str = "spearman") -> str:
     low, high = row[f"{measure}_low95"], row[f"{measure}_high95"]
     interval = "" if low is None else f" [{low:.3f}, {high:.3f}]"
     return f"{row[measure]:.3f}{interval} (n={row['n']}, {row['documents']} documents)"
+
+
+def by_scorer(result: MetaEvalResult) -> dict[tuple[str, str], dict[str, Any]]:
+    """The result's correlation rows by (scorer, aggregation)."""
+    return {(r["scorer"], r["aggregation"]): r for r in result.tables["correlation"]}
 
 
 def per_document_spearman(rows: list[dict]) -> dict[str, float | None]:
@@ -111,9 +117,8 @@ def main() -> None:
     started = time.perf_counter()
     result, version = score(a, a.method_version, docs)
     seconds = round(time.perf_counter() - started, 1)
-    by = {(r["scorer"], r["aggregation"]): r for r in result.tables["correlation"]}
-    levels = (POOLED, PER_DOCUMENT, OWN_SUMMARIES)
-    rows: list[dict[str, Any]] = [{"scorer": NAMES[scorer], **{level: by[(scorer, level)] for level in levels}}
+    by = by_scorer(result)
+    rows: list[dict[str, Any]] = [{"scorer": NAMES[scorer], **{level: by[(scorer, level)] for level in LEVELS}}
                                   for scorer in NAMES]
     fc, lexical = by[("judge_fc", PER_DOCUMENT)]["spearman"], by[("lexical_fc", PER_DOCUMENT)]["spearman"]
     met = fc is not None and lexical is not None and fc >= GOAL and fc > lexical and len(docs) >= 20
@@ -144,8 +149,7 @@ def main() -> None:
 def against(a: argparse.Namespace, docs: list[dict], result: MetaEvalResult, version: int, summary: dict) -> list[str]:
     """The other version on the same summaries: its FC rows and the paired difference (this version minus it)."""
     other, other_version = score(a, a.against, docs)
-    by = {(r["scorer"], r["aggregation"]): r for r in other.tables["correlation"]}
-    fc = {level: by[("judge_fc", level)] for level in (POOLED, PER_DOCUMENT, OWN_SUMMARIES)}
+    fc = {level: by_scorer(other)[("judge_fc", level)] for level in LEVELS}
     mine, theirs = f"version {version}", f"version {other_version}"
     comparison = paired({mine: per_document_spearman(result.tables["per_summary"]),
                          theirs: per_document_spearman(other.tables["per_summary"])}, mine, theirs)
