@@ -18,7 +18,8 @@ from ..method.views import sentences as sentence_check
 from ..records import Record
 from .judge_setup import JudgeSetup
 from .planned import PlannedRequest
-from .read_verdicts import SUPPORTED, VerdictReader, category, grades
+from .read_verdicts import SUPPORTED, VerdictReader, grades
+from .read_verdicts import category as read_category
 from .written_verdicts import plan_written
 
 
@@ -34,7 +35,7 @@ class WrittenJudgment:
 
     def view_verdicts(self, view: str, record: Record) -> tuple[ViewVerdicts, Mapping[str, Any] | None]:
         """The view's verdicts as written, and no readings (a written verdict cites as its output says)."""
-        return self.judge.views[view].read_record(record) or ViewVerdicts(kept={}), None
+        return _as_written(self.judge, view, record), None
 
     def sentence_verdicts(self, record: Record, n_sentences: int, weighted: bool) -> list[float | None]:
         """Each sentence faithful (1) or not (0) as written; None where its verdict failed."""
@@ -64,7 +65,7 @@ class ReadJudgment:
         whose cited sentences count where an item is kept."""
         parsed = record.parsed
         if parsed is None:
-            return self.judge.views[view].read_record(record) or ViewVerdicts(kept={}), None
+            return _as_written(self.judge, view, record), None
         field = self.judge.views[view].reading.field  # type: ignore[union-attr]  # read only where it has one
         return ViewVerdicts(kept={i: v[field] for i, v in parsed.items() if field in v},
                             failed=dict(record.failed_items or {})), parsed
@@ -90,7 +91,12 @@ class ReadJudgment:
 
     def category(self, verdict: Mapping[str, Any]) -> str | None:
         """An unsupported sentence's likeliest error category, where it was read."""
-        return category(verdict)
+        return read_category(verdict)
+
+
+def _as_written(judge: JudgeSetup, view: str, record: Record) -> ViewVerdicts:
+    """The view's verdicts as its record states them (none where it holds none)."""
+    return judge.views[view].read_record(record) or ViewVerdicts(kept={})
 
 
 JudgmentStrategy = WrittenJudgment | ReadJudgment
